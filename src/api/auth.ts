@@ -1,0 +1,41 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Accounts } from '../domain/accounts.js';
+import type { Scope } from '../domain/scope.js';
+import type { Tokens } from '../domain/tokens.js';
+import { AppError } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The account this request acts in and who acts; set for every route not marked `config.public`. */
+    scope: Scope;
+  }
+  interface FastifyContextConfig {
+    /** The route needs no token (health, login, documentation). */
+    public?: boolean;
+  }
+}
+
+/** `<AT:|UT:><secret>[:<accountId>]`: the token, and the sub-account to act in if any (SPEC "Authentication" 4). */
+const BEARER = /^Bearer ((?:AT|UT):[A-Za-z0-9_-]+)(?::([A-Za-z0-9_-]+))?$/;
+
+export function parseBearer(header: string | undefined): { token: string; accountId: string | undefined } {
+  if (!header) throw new AppError('IOTB_AUTH_TOKEN_MISSING');
+  const match = BEARER.exec(header.trim());
+  if (!match?.[1]) throw new AppError('IOTB_AUTH_TOKEN_INVALID', 'The Authorization header must be "Bearer <AT:…|UT:…>[:<accountId>]"');
+  return { token: match[1], accountId: match[2] };
+}
+
+/** Authenticates every non-public request and sets `request.scope`. */
+export const authPlugin = fp<{ tokens: Tokens; accounts: Accounts }>(
+  async (app: FastifyInstance, { tokens, accounts }) => {
+    app.decorateRequest('scope', null as unknown as Scope);
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      if (request.routeOptions.config.public) return;
+      const { token, accountId } = parseBearer(request.headers.authorization);
+      const principal = await tokens.authenticate(token);
+      request.scope = await accounts.scopeFor(principal, accountId);
+    });
+  },
+  { name: 'iotbridge-auth' },
+);

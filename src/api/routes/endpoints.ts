@@ -1,0 +1,204 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type Static } from 'typebox';
+import type { Domain } from '../../domain/domain.js';
+import type { EndpointFilter } from '../../domain/endpoints.js';
+import { pageRequest } from '../../domain/pagination.js';
+import {
+  Endpoint,
+  EndpointBulkUpdate,
+  EndpointFilterQuery,
+  EndpointPatch,
+  EndpointRefParams,
+  EndpointRefQuery,
+  EndpointWrite,
+  ERROR_RESPONSES,
+  List,
+  PageQuery,
+  StorageParams,
+  StoredObject,
+} from '../schemas.js';
+
+const FilterQuery = Type.Object(EndpointFilterQuery);
+
+function toFilter(query: Static<typeof FilterQuery>): EndpointFilter {
+  return {
+    serviceId: query.serviceId,
+    tags: query.tag,
+    keyPrefix: query.keyPrefix,
+    hasStatusDetail: query.hasStatusDetail,
+    missingStatusDetail: query.missingStatusDetail,
+  };
+}
+
+export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (app, { domain }) => {
+  const { endpoints } = domain;
+
+  app.get(
+    '/endpoints',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Search the endpoints of the acting account',
+        querystring: Type.Object({
+          ...PageQuery,
+          ...EndpointFilterQuery,
+          sort: Type.Optional(Type.Union([Type.Literal('key'), Type.Literal('createdAt'), Type.Literal('updatedAt')], { default: 'key' })),
+        }),
+        response: { 200: List(Endpoint), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => endpoints.list(request.scope, toFilter(request.query), pageRequest(request.query.limit, request.query.offset), request.query.sort),
+  );
+
+  app.post(
+    '/endpoints',
+    { schema: { tags: ['endpoints'], summary: 'Create an endpoint in a service of the acting account', body: EndpointWrite, response: { 201: Endpoint, ...ERROR_RESPONSES } } },
+    async (request, reply) => reply.status(201).send(await endpoints.create(request.scope, request.body)),
+  );
+
+  app.patch(
+    '/endpoints',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Bulk update: set secondsBeforeMissing and add/remove tags on every endpoint matching the filter (no filter: all)',
+        querystring: FilterQuery,
+        body: EndpointBulkUpdate,
+        response: { 200: Type.Object({ updated: Type.Integer() }), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => endpoints.bulkUpdate(request.scope, toFilter(request.query), request.body),
+  );
+
+  app.get(
+    '/endpoint/count',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'How many endpoints of the acting account match; total=true adds all endpoints of the account and its sub-accounts',
+        querystring: Type.Object({ ...EndpointFilterQuery, total: Type.Optional(Type.Boolean({ default: false })) }),
+        response: { 200: Type.Object({ count: Type.Integer(), total: Type.Optional(Type.Integer()) }), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => endpoints.count(request.scope, toFilter(request.query), { total: request.query.total ?? false }),
+  );
+
+  app.get(
+    '/endpoints/:ref',
+    {
+      schema: { tags: ['endpoints'], summary: 'One endpoint, by id or k.<key>', params: EndpointRefParams, querystring: EndpointRefQuery, response: { 200: Endpoint, ...ERROR_RESPONSES } },
+    },
+    async (request) => endpoints.get(request.scope, request.params.ref, request.query.serviceId),
+  );
+
+  app.put(
+    '/endpoints/:ref',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Replace an endpoint: fields left out are emptied',
+        params: EndpointRefParams,
+        body: EndpointWrite,
+        response: { 200: Endpoint, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => endpoints.replace(request.scope, request.params.ref, request.body),
+  );
+
+  app.patch(
+    '/endpoints/:ref',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Change some fields; statusDetails and parameters merge (RFC 7396, null removes a key)',
+        params: EndpointRefParams,
+        body: EndpointPatch,
+        response: { 200: Endpoint, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => endpoints.patch(request.scope, request.params.ref, request.body),
+  );
+
+  app.delete(
+    '/endpoints/:ref',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Delete an endpoint with its storage',
+        params: EndpointRefParams,
+        querystring: EndpointRefQuery,
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      await endpoints.delete(request.scope, request.params.ref, request.query.serviceId);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    '/endpoints/:ref/storage',
+    {
+      schema: {
+        tags: ['endpoint storage'],
+        summary: 'Names of the objects stored for an endpoint',
+        params: EndpointRefParams,
+        querystring: EndpointRefQuery,
+        response: { 200: Type.Object({ items: Type.Array(Type.Object({ name: Type.String(), updatedAt: Type.String({ format: 'date-time' }) })) }), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({ items: await endpoints.storageList(request.scope, request.params.ref, request.query.serviceId) }),
+  );
+
+  app.get(
+    '/endpoints/:ref/storage/:name',
+    {
+      schema: {
+        tags: ['endpoint storage'],
+        summary: 'One stored object; 404 IOTB_ENDPOINT_STORAGE_NOT_FOUND when there is none',
+        params: StorageParams,
+        querystring: EndpointRefQuery,
+        response: { 200: StoredObject, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { ref, name } = request.params;
+      return { name, ...(await endpoints.storageGet(request.scope, ref, name, request.query.serviceId)) };
+    },
+  );
+
+  app.put(
+    '/endpoints/:ref/storage/:name',
+    {
+      schema: {
+        tags: ['endpoint storage'],
+        summary: 'Store any JSON value under a name (replaces what was there)',
+        params: StorageParams,
+        querystring: EndpointRefQuery,
+        body: Type.Unknown({ description: 'Any JSON value' }),
+        response: { 200: StoredObject, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { ref, name } = request.params;
+      return { name, ...(await endpoints.storagePut(request.scope, ref, name, request.body, request.query.serviceId)) };
+    },
+  );
+
+  app.delete(
+    '/endpoints/:ref/storage/:name',
+    {
+      schema: {
+        tags: ['endpoint storage'],
+        summary: 'Delete a stored object',
+        params: StorageParams,
+        querystring: EndpointRefQuery,
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      await endpoints.storageDelete(request.scope, request.params.ref, request.params.name, request.query.serviceId);
+      return reply.status(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,234 @@
+import { Type, type TSchema } from 'typebox';
+import { ERRORS, type ErrorCode } from '../errors.js';
+import { KEEP_ALIVE_MODES, SERVICE_TYPES } from '../domain/services.js';
+import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT } from '../domain/pagination.js';
+
+/** Shared JSON Schemas of the HTTP API: they validate requests, shape responses and make the OpenAPI document. */
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.Enum(Object.keys(ERRORS) as ErrorCode[], { description: 'Stable code, see docs/errors.md' }),
+      message: Type.String(),
+      details: Type.Optional(Type.Unknown()),
+    }),
+  },
+  { description: 'The one error body of the API' },
+);
+
+/** Error responses most routes can give, for the OpenAPI document. */
+export const ERROR_RESPONSES = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+} as const;
+
+export const PageQuery = {
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: PAGE_MAX_LIMIT, default: PAGE_DEFAULT_LIMIT, description: `Page size (default ${PAGE_DEFAULT_LIMIT}, at most ${PAGE_MAX_LIMIT})` }),
+  ),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Items to skip' })),
+};
+
+export function List<T extends TSchema>(item: T) {
+  return Type.Object({
+    items: Type.Array(item),
+    total: Type.Integer({ description: 'Items matching, over all pages' }),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+  });
+}
+
+const Id = Type.String({ minLength: 1, maxLength: 64 });
+const Timestamp = Type.String({ format: 'date-time' });
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+/** Free-form JSON object (status details, parameters, options). */
+const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+export const IdParams = Type.Object({ id: Id });
+
+// Accounts
+
+const ExternalRefs = Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 500 }), {
+  description: 'References to this account in other systems (CRM, billing, …): name → id',
+});
+
+export const Account = Type.Object({
+  accountId: Id,
+  name: Type.String(),
+  parentId: Type.Union([Id, Type.Null()]),
+  externalRefs: ExternalRefs,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const AccountCreate = Type.Object(
+  { name: Name, parentId: Type.Optional(Id), externalRefs: Type.Optional(ExternalRefs) },
+  { additionalProperties: false },
+);
+export const AccountUpdate = Type.Object({ name: Type.Optional(Name), externalRefs: Type.Optional(ExternalRefs) }, { additionalProperties: false });
+
+// Tokens and users
+
+const TokenType = Type.Union([Type.Literal('api'), Type.Literal('app'), Type.Literal('user')]);
+
+export const TokenInfo = Type.Object({
+  id: Id,
+  name: Type.String(),
+  type: TokenType,
+  accountId: Id,
+  superAdmin: Type.Boolean(),
+  userId: Type.Union([Id, Type.Null()]),
+  createdAt: Timestamp,
+  expiresAt: Type.Union([Timestamp, Type.Null()]),
+});
+
+export const IssuedToken = Type.Object({
+  ...TokenInfo.properties,
+  token: Type.String({ description: 'The secret: shown this once, send it as `Authorization: Bearer <token>`' }),
+});
+
+export const TokenCreate = Type.Object(
+  {
+    name: Name,
+    type: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('app')], { description: 'api (default) or app: an app token acts only in this account, cannot manage tokens or users, and is what another account presents for cross-account calls' })),
+    superAdmin: Type.Optional(Type.Boolean({ description: 'Super-Admin: only a Super-Admin acting in the root account may set it' })),
+    expiresIn: Type.Optional(Type.Integer({ minimum: 60, description: 'Lifetime in seconds; without it the token does not expire' })),
+  },
+  { additionalProperties: false },
+);
+
+export const User = Type.Object({
+  id: Id,
+  accountId: Id,
+  email: Type.String(),
+  name: Type.String(),
+  superAdmin: Type.Boolean(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' });
+const Password = Type.String({ minLength: 8, maxLength: 1024 });
+
+export const UserCreate = Type.Object(
+  { email: Email, password: Password, name: Type.Optional(Name), superAdmin: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+export const UserUpdate = Type.Object({ name: Type.Optional(Name), password: Type.Optional(Password) }, { additionalProperties: false });
+export const Login = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) }, { additionalProperties: false });
+
+// Services
+
+const ServiceType = Type.Enum([...SERVICE_TYPES]);
+
+const ServiceOptions = Type.Object(
+  {
+    forceQueueMode: Type.Optional(Type.Boolean({ description: 'Treat every LWM2M device as in queue mode; reapplied on each registration update (default false)' })),
+    keepAliveMode: Type.Optional(Type.Enum([...KEEP_ALIVE_MODES], { description: 'What a keep-alive does (default statusDetail)' })),
+    coapMaxMessageSize: Type.Optional(Type.Integer({ minimum: 16, maximum: 65_507, description: 'Largest CoAP payload sent before block-wise transfer is used (default 1024)' })),
+  },
+  { additionalProperties: true, description: 'Common options; protocol-specific options sit beside them' },
+);
+
+export { ServiceType };
+
+export const Service = Type.Object({
+  id: Id,
+  accountId: Id,
+  name: Type.String(),
+  type: ServiceType,
+  options: ServiceOptions,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const ServiceWrite = Type.Object({ name: Name, type: ServiceType, options: Type.Optional(ServiceOptions) }, { additionalProperties: false });
+
+// Endpoints
+
+const EndpointKey = Type.String({ minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u001f]+$' });
+const Tag = Type.String({ minLength: 1, maxLength: 385, description: '`name` or `name:value`' });
+const Tags = Type.Array(Tag, { maxItems: 100 });
+
+const StatusDetails = Type.Object(
+  {
+    dateLastKeepAlive: Type.Optional(Timestamp),
+    remoteAddr: Type.Optional(Type.String()),
+    lifetime: Type.Optional(Type.Integer({ minimum: 0 })),
+    secondsBeforeMissing: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: true, description: 'Key/value status of the device; the named ones are set by the platform' },
+);
+
+/** In a merge patch every detail may also be `null` (remove it). */
+const StatusDetailsPatch = Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Merge Patch (RFC 7396): null removes a key' });
+
+export const Endpoint = Type.Object({
+  id: Id,
+  key: Type.String(),
+  serviceId: Id,
+  accountId: Id,
+  tags: Type.Array(Type.String()),
+  statusDetails: JsonObject,
+  parameters: JsonObject,
+  trace: Type.Boolean(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const Parameters = Type.Object(
+  { client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'MQTT client identifier ("Client ID")' })) },
+  { additionalProperties: true },
+);
+
+export const EndpointWrite = Type.Object(
+  {
+    key: EndpointKey,
+    serviceId: Id,
+    tags: Type.Optional(Tags),
+    statusDetails: Type.Optional(StatusDetails),
+    parameters: Type.Optional(Parameters),
+    trace: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const EndpointPatch = Type.Object(
+  {
+    key: Type.Optional(EndpointKey),
+    serviceId: Type.Optional(Id),
+    tags: Type.Optional(Tags),
+    addTags: Type.Optional(Tags),
+    removeTags: Type.Optional(Tags),
+    statusDetails: Type.Optional(StatusDetailsPatch),
+    parameters: Type.Optional(StatusDetailsPatch),
+    trace: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const EndpointFilterQuery = {
+  serviceId: Type.Optional(Id),
+  tag: Type.Optional(Type.Array(Tag, { description: 'Repeatable; `name` matches any value, `name:value` exactly; all must match' })),
+  keyPrefix: Type.Optional(Type.String({ maxLength: 256 })),
+  hasStatusDetail: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { description: 'Repeatable; the status detail must be set' })),
+  missingStatusDetail: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { description: 'Repeatable; the status detail must be unset' })),
+};
+
+export const EndpointBulkUpdate = Type.Object(
+  {
+    secondsBeforeMissing: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Sets, or with null removes, the status detail' })),
+    addTags: Type.Optional(Tags),
+    removeTags: Type.Optional(Tags),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const EndpointRefParams = Type.Object({ ref: Type.String({ minLength: 1, maxLength: 300, description: 'Endpoint id, or `k.<key>`' }) });
+export const EndpointRefQuery = Type.Object({ serviceId: Type.Optional(Type.String({ description: 'Chooses among endpoints of several services that share a key' })) });
+
+export const StorageParams = Type.Object({ ...EndpointRefParams.properties, name: Type.String({ minLength: 1, maxLength: 200 }) });
+export const StoredObject = Type.Object({ name: Type.String(), value: Type.Unknown(), updatedAt: Timestamp });

@@ -1,0 +1,68 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Domain } from '../domain/domain.js';
+import { authPlugin } from './auth.js';
+import { installErrorHandling } from './error-handler.js';
+import { accountRoutes } from './routes/accounts.js';
+import { authRoutes } from './routes/auth.js';
+import { endpointRoutes } from './routes/endpoints.js';
+import { serviceRoutes } from './routes/services.js';
+import { superRoutes } from './routes/super.js';
+import { systemRoutes } from './routes/system.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { userRoutes } from './routes/users.js';
+
+export interface HttpApiOptions {
+  readonly domain: Domain;
+  readonly logger: FastifyBaseLogger;
+  readonly version: string;
+  readonly isReady: () => boolean;
+}
+
+/** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
+export async function buildHttpApi({ domain, logger, version, isReady }: HttpApiOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger,
+    // One log line per request costs more than the request itself at load; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Clients send the same query parameter several times for lists (tag=a&tag=b).
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'IoT Bridge API',
+        version,
+        description:
+          'Device connectivity and event processing. Authenticate with `Authorization: Bearer <AT:… or UT:…>`; ' +
+          'append `:<accountId>` to act in a sub-account. Errors: `{"error":{"code","message","details"}}`.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'AT: API token or UT: user token, optionally followed by :<accountId>' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  // Static documentation assets carry no data; open them without a token.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(authPlugin, { tokens: domain.tokens, accounts: domain.accounts });
+  await app.register(systemRoutes, { isReady });
+  await app.register(authRoutes, { domain });
+  await app.register(accountRoutes, { domain });
+  await app.register(tokenRoutes, { domain });
+  await app.register(userRoutes, { domain });
+  await app.register(serviceRoutes, { domain });
+  await app.register(endpointRoutes, { domain });
+  await app.register(superRoutes, { domain });
+  return app;
+}

@@ -1,0 +1,128 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildHttpApi } from './api/server.js';
+import { ConfigError, ENV_NAMES, type Config } from './config.js';
+import { createDomain, type Domain } from './domain/domain.js';
+import { createLogger } from './logger.js';
+import { SqlAccountStore } from './store/account-store.js';
+import { openDatabase, type Database } from './store/database.js';
+import { SqlEndpointStore } from './store/endpoint-store.js';
+import { migrateToLatest } from './store/migrate.js';
+import { SqlServiceStore } from './store/service-store.js';
+import { SqlTokenStore } from './store/token-store.js';
+import { SqlUserStore } from './store/user-store.js';
+import { VERSION } from './version.js';
+
+export interface Started {
+  /** Bound ports by server name, e.g. `{ http: 8080 }` (the real port when 0 was asked for). */
+  readonly ports: Record<string, number>;
+  readonly rootAccountId: string;
+  /** The root token generated on first start when no `IOTBRIDGE_ADMIN_TOKEN` was given; shown once. */
+  readonly generatedRootToken: string | undefined;
+}
+
+/**
+ * The composition root: builds storage, domain services and servers from configuration, and starts and
+ * stops them in order. One instance is one running service.
+ */
+export class IotBridge {
+  readonly config: Config;
+  readonly logger: Logger;
+  #database: Database | undefined;
+  #domain: Domain | undefined;
+  #http: FastifyInstance | undefined;
+  #ready = false;
+
+  constructor(config: Config, logger: Logger = createLogger(config.logLevel)) {
+    this.config = config;
+    this.logger = logger;
+  }
+
+  get domain(): Domain {
+    if (!this.#domain) throw new Error('IotBridge is not started');
+    return this.#domain;
+  }
+
+  async start(): Promise<Started> {
+    try {
+      return await this.#start();
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+  }
+
+  async #start(): Promise<Started> {
+    const { config, logger } = this;
+    const database = openDatabase(config);
+    this.#database = database;
+    const applied = await migrateToLatest(database);
+    logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
+
+    const domain = createDomain(
+      {
+        accounts: new SqlAccountStore(database.db),
+        tokens: new SqlTokenStore(database.db),
+        users: new SqlUserStore(database.db),
+        services: new SqlServiceStore(database.db),
+        endpoints: new SqlEndpointStore(database.db),
+      },
+      config,
+    );
+    this.#domain = domain;
+    const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
+
+    const http = await buildHttpApi({ domain, logger, version: VERSION, isReady: () => this.#ready });
+    this.#http = http;
+    const httpPort = await listen(http, config.httpPort, config.httpHost);
+    this.#ready = true;
+    logger.info({ ports: { http: httpPort }, version: VERSION }, `IoT Bridge ready: HTTP API on port ${httpPort}`);
+    return { ports: { http: httpPort }, rootAccountId, generatedRootToken };
+  }
+
+  /** Stops accepting work, lets requests in flight finish, then closes storage. */
+  async stop(): Promise<void> {
+    this.#ready = false;
+    await this.#http?.close();
+    await this.#database?.close();
+    this.#http = undefined;
+    this.#database = undefined;
+  }
+
+  /** First start: the root account. Every start: the configured admin token and user, when given. */
+  async #bootstrap(domain: Domain): Promise<{ rootAccountId: string; generatedRootToken: string | undefined }> {
+    const { config, logger } = this;
+    const { account: root, created } = await domain.accounts.ensureRoot();
+    let generatedRootToken: string | undefined;
+    if (config.adminToken) {
+      if (await domain.tokens.ensure(config.adminToken, root.accountId, 'admin (IOTBRIDGE_ADMIN_TOKEN)')) {
+        logger.info('created the root account Super-Admin token given in IOTBRIDGE_ADMIN_TOKEN');
+      }
+    } else if (created) {
+      generatedRootToken = (await domain.tokens.issueRootToken(root.accountId, 'root (generated on first start)')).token;
+      logger.warn(
+        { rootAccountId: root.accountId, rootToken: generatedRootToken },
+        'first start: generated a Super-Admin API token for the root account. It is shown only now; keep it safe.',
+      );
+    }
+    if (config.adminEmail && config.adminPassword) {
+      if (await domain.users.ensure(root.accountId, config.adminEmail, config.adminPassword)) {
+        logger.info({ email: config.adminEmail }, 'created the root account Super-Admin user from IOTBRIDGE_ADMIN_EMAIL');
+      }
+    }
+    return { rootAccountId: root.accountId, generatedRootToken };
+  }
+}
+
+async function listen(http: FastifyInstance, port: number, host: string): Promise<number> {
+  try {
+    await http.listen({ port, host });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new ConfigError(`HTTP port ${port} is already in use: set ${ENV_NAMES.httpPort} to a free port (0 picks one)`);
+    }
+    throw error;
+  }
+  return (http.server.address() as AddressInfo).port;
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+import { IotBridge } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { createDomain } from './domain/domain.js';
+import { SqlAccountStore } from './store/account-store.js';
+import { openDatabase } from './store/database.js';
+import { SqlEndpointStore } from './store/endpoint-store.js';
+import { migrateToLatest } from './store/migrate.js';
+import { SqlServiceStore } from './store/service-store.js';
+import { SqlTokenStore } from './store/token-store.js';
+import { SqlUserStore } from './store/user-store.js';
+
+const USAGE = `Usage: iotbridge [command]
+
+Commands:
+  serve                 run the service (default)
+  migrate               bring the database schema up to date and exit
+  token create [name]   issue a new Super-Admin API token of the root account and print it (recovery)
+
+Configuration comes from IOTBRIDGE_* environment variables and the optional JSON file named by
+IOTBRIDGE_CONFIG; see README.md.`;
+
+async function serve(): Promise<void> {
+  const bridge = new IotBridge(loadConfig());
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    bridge.logger.info({ signal }, 'stopping');
+    bridge.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        bridge.logger.error({ err: error }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+  const started = await bridge.start();
+  if (started.generatedRootToken) {
+    // Also on stderr in plain text, so a person starting the service sees it among JSON logs.
+    process.stderr.write(
+      `\nRoot account Super-Admin API token (shown only this once):\n\n  ${started.generatedRootToken}\n\n` +
+        `Use it as "Authorization: Bearer ${started.generatedRootToken}". Set IOTBRIDGE_ADMIN_TOKEN to choose your own.\n\n`,
+    );
+  }
+}
+
+/** Opens storage without servers, for the maintenance commands. */
+async function withStorage<T>(work: (domain: ReturnType<typeof createDomain>) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const database = openDatabase(config);
+  try {
+    await migrateToLatest(database);
+    const domain = createDomain(
+      {
+        accounts: new SqlAccountStore(database.db),
+        tokens: new SqlTokenStore(database.db),
+        users: new SqlUserStore(database.db),
+        services: new SqlServiceStore(database.db),
+        endpoints: new SqlEndpointStore(database.db),
+      },
+      config,
+    );
+    return await work(domain);
+  } finally {
+    await database.close();
+  }
+}
+
+async function main(args: string[]): Promise<void> {
+  const [command = 'serve', ...rest] = args;
+  switch (command) {
+    case 'serve':
+      return serve();
+    case 'migrate':
+      return withStorage(async () => {
+        process.stdout.write('database schema is up to date\n');
+      });
+    case 'token':
+      if (rest[0] !== 'create') break;
+      return withStorage(async (domain) => {
+        const { account } = await domain.accounts.ensureRoot();
+        const issued = await domain.tokens.issueRootToken(account.accountId, rest[1] ?? 'root (iotbridge token create)');
+        process.stdout.write(`${issued.token}\n`);
+      });
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return;
+  }
+  process.stderr.write(`unknown command: ${args.join(' ')}\n\n${USAGE}\n`);
+  process.exitCode = 2;
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`iotbridge: ${error.message}\n`);
+  } else {
+    process.stderr.write(`iotbridge: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  }
+  process.exit(1);
+});

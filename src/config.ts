@@ -1,0 +1,124 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Typed configuration of one service process. Every field has a documented default. */
+export interface Config {
+  /** HTTP API port. `IOTBRIDGE_HTTP_PORT`, default 8080; 0 picks a free port. */
+  readonly httpPort: number;
+  /** Address the HTTP API binds. `IOTBRIDGE_HTTP_HOST`, default `0.0.0.0`. */
+  readonly httpHost: string;
+  /** Directory for the embedded SQLite database and other local state. `IOTBRIDGE_DATA_DIR`, default `./data`. */
+  readonly dataDir: string;
+  /** A `postgres://` URL switches storage to PostgreSQL. `IOTBRIDGE_DATABASE_URL`, default unset (SQLite). */
+  readonly databaseUrl: string | undefined;
+  /** An `AT:` token made a Super-Admin token of the root account at start. `IOTBRIDGE_ADMIN_TOKEN`. */
+  readonly adminToken: string | undefined;
+  /** Optional first user of the root account. `IOTBRIDGE_ADMIN_EMAIL` and `IOTBRIDGE_ADMIN_PASSWORD`. */
+  readonly adminEmail: string | undefined;
+  readonly adminPassword: string | undefined;
+  /** Lifetime of a `UT:` user token issued by `POST /auth/login`. `IOTBRIDGE_USER_TOKEN_TTL` seconds, default 86400. */
+  readonly userTokenTtlSeconds: number;
+  /** How long a verified token is trusted without asking the database. `IOTBRIDGE_TOKEN_CACHE_TTL` seconds, default 10. */
+  readonly tokenCacheTtlSeconds: number;
+  /** pino level. `IOTBRIDGE_LOG_LEVEL`, default `info`. */
+  readonly logLevel: string;
+}
+
+export const DEFAULTS = {
+  httpPort: 8080,
+  httpHost: '0.0.0.0',
+  dataDir: './data',
+  userTokenTtlSeconds: 86_400,
+  tokenCacheTtlSeconds: 10,
+  logLevel: 'info',
+} as const;
+
+/** The environment variable that sets each field, used in messages that tell an operator what to change. */
+export const ENV_NAMES: Record<keyof Config, string> = {
+  httpPort: 'IOTBRIDGE_HTTP_PORT',
+  httpHost: 'IOTBRIDGE_HTTP_HOST',
+  dataDir: 'IOTBRIDGE_DATA_DIR',
+  databaseUrl: 'IOTBRIDGE_DATABASE_URL',
+  adminToken: 'IOTBRIDGE_ADMIN_TOKEN',
+  adminEmail: 'IOTBRIDGE_ADMIN_EMAIL',
+  adminPassword: 'IOTBRIDGE_ADMIN_PASSWORD',
+  userTokenTtlSeconds: 'IOTBRIDGE_USER_TOKEN_TTL',
+  tokenCacheTtlSeconds: 'IOTBRIDGE_TOKEN_CACHE_TTL',
+  logLevel: 'IOTBRIDGE_LOG_LEVEL',
+};
+
+export class ConfigError extends Error {}
+
+type Source = Partial<Record<keyof Config, unknown>>;
+
+/**
+ * Reads configuration: defaults, then the JSON file named by `IOTBRIDGE_CONFIG` (keys as in {@link Config}),
+ * then environment variables, then `overrides` (used by tests and embedders).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const file = env.IOTBRIDGE_CONFIG ? readConfigFile(env.IOTBRIDGE_CONFIG) : {};
+  const fromEnv: Source = {};
+  for (const [field, name] of Object.entries(ENV_NAMES) as [keyof Config, string][]) {
+    const value = env[name];
+    if (value !== undefined && value !== '') fromEnv[field] = value;
+  }
+  const merged: Source = { ...DEFAULTS, ...file, ...fromEnv, ...overrides };
+
+  const databaseUrl = optionalString(merged, 'databaseUrl');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(`${ENV_NAMES.databaseUrl} must be a postgres:// URL (leave it unset for embedded SQLite)`);
+  }
+  const adminToken = optionalString(merged, 'adminToken');
+  if (adminToken !== undefined && !/^AT:[A-Za-z0-9_-]{16,}$/.test(adminToken)) {
+    throw new ConfigError(
+      `${ENV_NAMES.adminToken} must be "AT:" followed by at least 16 characters from [A-Za-z0-9_-]`,
+    );
+  }
+  return {
+    httpPort: port(merged, 'httpPort'),
+    httpHost: optionalString(merged, 'httpHost') ?? DEFAULTS.httpHost,
+    dataDir: path.resolve(optionalString(merged, 'dataDir') ?? DEFAULTS.dataDir),
+    databaseUrl,
+    adminToken,
+    adminEmail: optionalString(merged, 'adminEmail'),
+    adminPassword: optionalString(merged, 'adminPassword'),
+    userTokenTtlSeconds: positiveInt(merged, 'userTokenTtlSeconds'),
+    tokenCacheTtlSeconds: nonNegativeInt(merged, 'tokenCacheTtlSeconds'),
+    logLevel: optionalString(merged, 'logLevel') ?? DEFAULTS.logLevel,
+  };
+}
+
+function readConfigFile(file: string): Source {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`cannot read IOTBRIDGE_CONFIG file ${file}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`IOTBRIDGE_CONFIG file ${file} must hold a JSON object`);
+  }
+  const unknown = Object.keys(parsed).filter((key) => !(key in ENV_NAMES));
+  if (unknown.length > 0) throw new ConfigError(`IOTBRIDGE_CONFIG file ${file} has unknown keys: ${unknown.join(', ')}`);
+  return parsed;
+}
+
+function optionalString(source: Source, field: keyof Config): string | undefined {
+  const value = source[field];
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string' && typeof value !== 'number') throw new ConfigError(`${ENV_NAMES[field]} must be a string`);
+  return String(value);
+}
+
+function integer(source: Source, field: keyof Config, min: number, max: number): number {
+  const raw = source[field];
+  const value = typeof raw === 'number' ? raw : Number(String(raw).trim());
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${ENV_NAMES[field]} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+const port = (source: Source, field: keyof Config) => integer(source, field, 0, 65_535);
+const positiveInt = (source: Source, field: keyof Config) => integer(source, field, 1, 2 ** 31 - 1);
+const nonNegativeInt = (source: Source, field: keyof Config) => integer(source, field, 0, 2 ** 31 - 1);

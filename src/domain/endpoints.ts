@@ -1,0 +1,279 @@
+import { AppError } from '../errors.js';
+import { newId } from './ids.js';
+import type { Page, PageRequest } from './pagination.js';
+import type { Scope } from './scope.js';
+import type { Services } from './services.js';
+
+export type JsonObject = Record<string, unknown>;
+
+export interface Endpoint {
+  readonly id: string;
+  /** The device's identity within its service (LwM2M endpoint name, MQTT username, DevEUI, …). */
+  readonly key: string;
+  readonly serviceId: string;
+  readonly accountId: string;
+  /** `name` or `name:value`, unique, in the order given. */
+  readonly tags: string[];
+  readonly statusDetails: JsonObject;
+  readonly parameters: JsonObject;
+  /** Record every packet of this endpoint for debugging. */
+  readonly trace: boolean;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** Which endpoints a search, count or bulk update covers; all conditions must hold. */
+export interface EndpointFilter {
+  readonly serviceId?: string | undefined;
+  /** Each `name` (any value) or `name:value` (exactly) must be among the endpoint's tags. */
+  readonly tags?: readonly string[] | undefined;
+  readonly keyPrefix?: string | undefined;
+  readonly hasStatusDetail?: readonly string[] | undefined;
+  readonly missingStatusDetail?: readonly string[] | undefined;
+}
+
+export type EndpointSort = 'key' | 'createdAt' | 'updatedAt';
+
+export interface EndpointStore {
+  /** Throws `IOTB_ENDPOINT_KEY_TAKEN` when the service has the key already. */
+  insert(endpoint: Endpoint): Promise<void>;
+  getById(accountId: string, id: string): Promise<Endpoint | undefined>;
+  /** At most `limit` endpoints of the account with this key. */
+  findByKey(accountId: string, key: string, serviceId: string | undefined, limit: number): Promise<Endpoint[]>;
+  /** Throws `IOTB_ENDPOINT_KEY_TAKEN` when the new key is used in the service. */
+  update(endpoint: Endpoint): Promise<void>;
+  delete(id: string): Promise<void>;
+  list(accountId: string, filter: EndpointFilter, page: PageRequest, sort: EndpointSort): Promise<Page<Endpoint>>;
+  count(accountId: string, filter: EndpointFilter): Promise<number>;
+  /** Endpoints of the account at `accountPath` and all its sub-accounts. */
+  countTree(accountPath: string): Promise<number>;
+  /** Applies `change` to every matching endpoint in one transaction; returns how many changed. */
+  updateMany(accountId: string, filter: EndpointFilter, change: (endpoint: Endpoint) => Endpoint): Promise<number>;
+  storageGet(endpointId: string, name: string): Promise<{ value: unknown; updatedAt: string } | undefined>;
+  storagePut(endpointId: string, name: string, value: unknown, updatedAt: string): Promise<void>;
+  storageDelete(endpointId: string, name: string): Promise<boolean>;
+  storageList(endpointId: string): Promise<{ name: string; updatedAt: string }[]>;
+}
+
+export interface EndpointInput {
+  readonly key: string;
+  readonly serviceId: string;
+  readonly tags?: readonly string[] | undefined;
+  readonly statusDetails?: JsonObject | undefined;
+  readonly parameters?: JsonObject | undefined;
+  readonly trace?: boolean | undefined;
+}
+
+/** A partial update. `statusDetails` and `parameters` merge (RFC 7396: `null` removes a key). */
+export interface EndpointPatch {
+  readonly key?: string | undefined;
+  readonly serviceId?: string | undefined;
+  readonly tags?: readonly string[] | undefined;
+  readonly addTags?: readonly string[] | undefined;
+  readonly removeTags?: readonly string[] | undefined;
+  readonly statusDetails?: JsonObject | undefined;
+  readonly parameters?: JsonObject | undefined;
+  readonly trace?: boolean | undefined;
+}
+
+/** What a bulk update may change over a filter. */
+export interface EndpointBulkChange {
+  /** Sets (a number) or removes (null) the `secondsBeforeMissing` status detail. */
+  readonly secondsBeforeMissing?: number | null | undefined;
+  readonly addTags?: readonly string[] | undefined;
+  readonly removeTags?: readonly string[] | undefined;
+}
+
+/** Status details the platform itself reads; their types are checked wherever they are written. */
+const NAMED_STATUS_DETAILS: Record<string, (value: unknown) => boolean> = {
+  dateLastKeepAlive: (value) => typeof value === 'string' && !Number.isNaN(Date.parse(value)),
+  remoteAddr: (value) => typeof value === 'string',
+  lifetime: (value) => Number.isInteger(value) && (value as number) >= 0,
+  secondsBeforeMissing: (value) => Number.isInteger(value) && (value as number) >= 0,
+};
+
+export const TAG_PATTERN = /^[^:\s][^:]{0,127}(:.{1,256})?$/;
+
+/** Devices of an account, addressed by id or by `k.<key>`, with their tags, status details, parameters and storage. */
+export class Endpoints {
+  readonly #store: EndpointStore;
+  readonly #services: Services;
+
+  constructor(store: EndpointStore, services: Services) {
+    this.#store = store;
+    this.#services = services;
+  }
+
+  async create(scope: Scope, input: EndpointInput): Promise<Endpoint> {
+    await this.#services.get(scope, input.serviceId);
+    const now = new Date().toISOString();
+    const endpoint: Endpoint = {
+      id: newId(),
+      key: input.key,
+      serviceId: input.serviceId,
+      accountId: scope.accountId,
+      tags: checkedTags(input.tags ?? []),
+      statusDetails: checkedStatusDetails(input.statusDetails ?? {}),
+      parameters: input.parameters ?? {},
+      trace: input.trace ?? false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.#store.insert(endpoint);
+    return endpoint;
+  }
+
+  /**
+   * The endpoint `ref` names: its id, or `k.<key>`. A key used in several services of the account needs
+   * `serviceId` to choose (409 otherwise). 404 for unknown endpoints and for other accounts' endpoints alike.
+   */
+  async get(scope: Scope, ref: string, serviceId?: string): Promise<Endpoint> {
+    if (ref.startsWith('k.')) {
+      const found = await this.#store.findByKey(scope.accountId, ref.slice(2), serviceId, 2);
+      if (found.length > 1) throw new AppError('IOTB_ENDPOINT_KEY_AMBIGUOUS', undefined, { serviceIds: found.map((e) => e.serviceId) });
+      if (found[0]) return found[0];
+    } else {
+      const endpoint = await this.#store.getById(scope.accountId, ref);
+      if (endpoint && (serviceId === undefined || endpoint.serviceId === serviceId)) return endpoint;
+    }
+    throw new AppError('IOTB_ENDPOINT_NOT_FOUND');
+  }
+
+  list(scope: Scope, filter: EndpointFilter, page: PageRequest, sort: EndpointSort = 'key'): Promise<Page<Endpoint>> {
+    return this.#store.list(scope.accountId, filter, page, sort);
+  }
+
+  /** How many endpoints match in the acting account; with `total`, also how many the account and its sub-accounts have. */
+  async count(scope: Scope, filter: EndpointFilter, options: { total: boolean }): Promise<{ count: number; total?: number }> {
+    const count = await this.#store.count(scope.accountId, filter);
+    return options.total ? { count, total: await this.#store.countTree(scope.accountPath) } : { count };
+  }
+
+  /** Replaces every field but the id: what is left out is emptied. */
+  async replace(scope: Scope, ref: string, input: EndpointInput): Promise<Endpoint> {
+    const current = await this.get(scope, ref);
+    if (input.serviceId !== current.serviceId) await this.#services.get(scope, input.serviceId);
+    return this.#save({
+      ...current,
+      key: input.key,
+      serviceId: input.serviceId,
+      tags: checkedTags(input.tags ?? []),
+      statusDetails: checkedStatusDetails(input.statusDetails ?? {}),
+      parameters: input.parameters ?? {},
+      trace: input.trace ?? false,
+    });
+  }
+
+  async patch(scope: Scope, ref: string, patch: EndpointPatch): Promise<Endpoint> {
+    const current = await this.get(scope, ref);
+    if (patch.serviceId !== undefined && patch.serviceId !== current.serviceId) await this.#services.get(scope, patch.serviceId);
+    const tags = changeTags(patch.tags ?? current.tags, patch.addTags, patch.removeTags);
+    return this.#save({
+      ...current,
+      key: patch.key ?? current.key,
+      serviceId: patch.serviceId ?? current.serviceId,
+      tags,
+      statusDetails: patch.statusDetails ? checkedStatusDetails(mergePatch(current.statusDetails, patch.statusDetails)) : current.statusDetails,
+      parameters: patch.parameters ? mergePatch(current.parameters, patch.parameters) : current.parameters,
+      trace: patch.trace ?? current.trace,
+    });
+  }
+
+  /** Changes every endpoint matching `filter` in the acting account; returns how many changed. */
+  async bulkUpdate(scope: Scope, filter: EndpointFilter, change: EndpointBulkChange): Promise<{ updated: number }> {
+    if (filter.serviceId !== undefined) await this.#services.get(scope, filter.serviceId);
+    const addTags = change.addTags && checkedTags(change.addTags);
+    const updatedAt = new Date().toISOString();
+    const updated = await this.#store.updateMany(scope.accountId, filter, (endpoint) => ({
+      ...endpoint,
+      tags: changeTags(endpoint.tags, addTags, change.removeTags),
+      statusDetails:
+        change.secondsBeforeMissing === undefined
+          ? endpoint.statusDetails
+          : checkedStatusDetails(mergePatch(endpoint.statusDetails, { secondsBeforeMissing: change.secondsBeforeMissing })),
+      updatedAt,
+    }));
+    return { updated };
+  }
+
+  async delete(scope: Scope, ref: string, serviceId?: string): Promise<void> {
+    const endpoint = await this.get(scope, ref, serviceId);
+    await this.#store.delete(endpoint.id);
+  }
+
+  /** A stored object of the endpoint; 404 (`IOTB_ENDPOINT_STORAGE_NOT_FOUND`) when there is none. */
+  async storageGet(scope: Scope, ref: string, name: string, serviceId?: string): Promise<{ value: unknown; updatedAt: string }> {
+    const endpoint = await this.get(scope, ref, serviceId);
+    const stored = await this.#store.storageGet(endpoint.id, name);
+    if (!stored) throw new AppError('IOTB_ENDPOINT_STORAGE_NOT_FOUND');
+    return stored;
+  }
+
+  async storagePut(scope: Scope, ref: string, name: string, value: unknown, serviceId?: string): Promise<{ value: unknown; updatedAt: string }> {
+    const endpoint = await this.get(scope, ref, serviceId);
+    const updatedAt = new Date().toISOString();
+    await this.#store.storagePut(endpoint.id, name, value, updatedAt);
+    return { value, updatedAt };
+  }
+
+  async storageDelete(scope: Scope, ref: string, name: string, serviceId?: string): Promise<void> {
+    const endpoint = await this.get(scope, ref, serviceId);
+    if (!(await this.#store.storageDelete(endpoint.id, name))) throw new AppError('IOTB_ENDPOINT_STORAGE_NOT_FOUND');
+  }
+
+  async storageList(scope: Scope, ref: string, serviceId?: string): Promise<{ name: string; updatedAt: string }[]> {
+    const endpoint = await this.get(scope, ref, serviceId);
+    return this.#store.storageList(endpoint.id);
+  }
+
+  async #save(endpoint: Endpoint): Promise<Endpoint> {
+    const saved = { ...endpoint, updatedAt: new Date().toISOString() };
+    await this.#store.update(saved);
+    return saved;
+  }
+}
+
+/** Splits `name` / `name:value` (the value may itself contain `:`). */
+export function parseTag(tag: string): { name: string; value: string } {
+  const colon = tag.indexOf(':');
+  return colon < 0 ? { name: tag, value: '' } : { name: tag.slice(0, colon), value: tag.slice(colon + 1) };
+}
+
+function checkedTags(tags: readonly string[]): string[] {
+  const bad = tags.filter((tag) => !TAG_PATTERN.test(tag));
+  if (bad.length > 0) {
+    throw new AppError('IOTB_REQUEST_VALIDATION', 'A tag is "name" or "name:value"; the name has no ":" or leading space', { tags: bad });
+  }
+  return [...new Set(tags)];
+}
+
+function changeTags(tags: readonly string[], add: readonly string[] | undefined, remove: readonly string[] | undefined): string[] {
+  const result = checkedTags([...tags, ...(add ?? [])]);
+  if (!remove || remove.length === 0) return result;
+  // Removing `name` removes every `name:*` tag; removing `name:value` removes that one.
+  return result.filter((tag) => !remove.some((r) => r === tag || (!r.includes(':') && parseTag(tag).name === r)));
+}
+
+function checkedStatusDetails(details: JsonObject): JsonObject {
+  for (const [name, valid] of Object.entries(NAMED_STATUS_DETAILS)) {
+    if (details[name] !== undefined && !valid(details[name])) {
+      throw new AppError('IOTB_REQUEST_VALIDATION', `Status detail ${name} has the wrong type`, { statusDetail: name, value: details[name] });
+    }
+  }
+  return details;
+}
+
+/** JSON Merge Patch (RFC 7396) of one object level into another: `null` removes, objects merge, the rest replaces. */
+export function mergePatch(target: JsonObject, patch: JsonObject): JsonObject {
+  const result: JsonObject = { ...target };
+  for (const [name, value] of Object.entries(patch)) {
+    if (value === null) delete result[name];
+    else if (isPlainObject(value) && isPlainObject(result[name])) result[name] = mergePatch(result[name], value);
+    else result[name] = isPlainObject(value) ? mergePatch({}, value) : value;
+  }
+  return result;
+}
+
+function isPlainObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

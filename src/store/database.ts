@@ -1,0 +1,61 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Schema } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<Schema>;
+  readonly dialect: DialectName;
+  /** Where the data lives, for the start-up log line (no password). */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+}
+
+/** Opens PostgreSQL when a URL is given, otherwise the embedded SQLite file `<dataDir>/iotbridge.sqlite`. */
+export function openDatabase(options: DatabaseOptions): Database {
+  return options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.dataDir);
+}
+
+function openSqlite(dataDir: string): Database {
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, 'iotbridge.sqlite');
+  const sqlite = new SQLite(file);
+  // WAL lets readers proceed during a write; NORMAL sync is durable across process crashes in WAL mode.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  // Makes LIKE case-sensitive, as on PostgreSQL, so key-prefix search means the same on both.
+  sqlite.pragma('case_sensitive_like = ON');
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+}
+
+function openPostgres(url: string): Database {
+  // int8 columns hold epoch milliseconds and counts, both well inside 2^53.
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(pg.types.builtins.INT8, Number);
+  const pool = new pg.Pool({ connectionString: url, max: 10, types });
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  const location = redactPassword(url);
+  return { db, dialect: 'postgres', location, close: () => db.destroy() };
+}
+
+export function redactPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}

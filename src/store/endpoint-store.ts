@@ -1,0 +1,205 @@
+import { sql, type Kysely, type Selectable, type SelectQueryBuilder, type Transaction } from 'kysely';
+import {
+  parseTag,
+  type Endpoint,
+  type EndpointFilter,
+  type EndpointSort,
+  type EndpointStore,
+  type JsonObject,
+} from '../domain/endpoints.js';
+import type { PageRequest } from '../domain/pagination.js';
+import { AppError } from '../errors.js';
+import { fromJson, toJson, type EndpointsTable, type Schema } from './schema.js';
+import { isUniqueViolation, page, startsWith, toIso, toMs } from './sql.js';
+
+const SORT_COLUMNS = { key: 'key', createdAt: 'created_at', updatedAt: 'updated_at' } as const;
+
+type EndpointQuery = SelectQueryBuilder<Schema, 'endpoints', object>;
+
+export class SqlEndpointStore implements EndpointStore {
+  readonly #db: Kysely<Schema>;
+
+  constructor(db: Kysely<Schema>) {
+    this.#db = db;
+  }
+
+  async insert(endpoint: Endpoint): Promise<void> {
+    await this.#write(async (trx) => {
+      await trx.insertInto('endpoints').values(toRow(endpoint)).execute();
+      await writeTags(trx, endpoint);
+    });
+  }
+
+  async getById(accountId: string, id: string): Promise<Endpoint | undefined> {
+    const row = await this.#db.selectFrom('endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    return row && toEndpoint(row);
+  }
+
+  async findByKey(accountId: string, key: string, serviceId: string | undefined, limit: number): Promise<Endpoint[]> {
+    const rows = await this.#db
+      .selectFrom('endpoints')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .$if(serviceId !== undefined, (q) => q.where('service_id', '=', serviceId as string))
+      .limit(limit)
+      .execute();
+    return rows.map(toEndpoint);
+  }
+
+  async update(endpoint: Endpoint): Promise<void> {
+    await this.#write((trx) => updateOne(trx, endpoint));
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.#db.deleteFrom('endpoints').where('id', '=', id).execute();
+  }
+
+  async list(accountId: string, filter: EndpointFilter, request: PageRequest, sort: EndpointSort) {
+    const base = filtered(this.#db.selectFrom('endpoints'), accountId, filter);
+    const [rows, count] = await Promise.all([
+      base.selectAll().orderBy(SORT_COLUMNS[sort]).orderBy('id').limit(request.limit).offset(request.offset).execute(),
+      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return page(rows, count.n, request, toEndpoint);
+  }
+
+  async count(accountId: string, filter: EndpointFilter): Promise<number> {
+    const row = await filtered(this.#db.selectFrom('endpoints'), accountId, filter)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async countTree(accountPath: string): Promise<number> {
+    const row = await this.#db
+      .selectFrom('endpoints')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('account_id', 'in', this.#db.selectFrom('accounts').select('id').where(startsWith('path', accountPath)))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async updateMany(accountId: string, filter: EndpointFilter, change: (endpoint: Endpoint) => Endpoint): Promise<number> {
+    return this.#write(async (trx) => {
+      const rows = await filtered(trx.selectFrom('endpoints'), accountId, filter).selectAll().execute();
+      let changed = 0;
+      for (const row of rows) {
+        const before = toEndpoint(row);
+        const after = change(before);
+        if (JSON.stringify(after.tags) === JSON.stringify(before.tags) && JSON.stringify(after.statusDetails) === JSON.stringify(before.statusDetails)) continue;
+        await updateOne(trx, after);
+        changed++;
+      }
+      return changed;
+    });
+  }
+
+  async storageGet(endpointId: string, name: string) {
+    const row = await this.#db
+      .selectFrom('endpoint_storage')
+      .select(['value', 'updated_at'])
+      .where('endpoint_id', '=', endpointId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    return row && { value: fromJson<unknown>(row.value), updatedAt: toIso(row.updated_at) };
+  }
+
+  async storagePut(endpointId: string, name: string, value: unknown, updatedAt: string): Promise<void> {
+    const row = { endpoint_id: endpointId, name, value: toJson(value), updated_at: toMs(updatedAt) };
+    await this.#db
+      .insertInto('endpoint_storage')
+      .values(row)
+      .onConflict((oc) => oc.columns(['endpoint_id', 'name']).doUpdateSet({ value: row.value, updated_at: row.updated_at }))
+      .execute();
+  }
+
+  async storageDelete(endpointId: string, name: string): Promise<boolean> {
+    const result = await this.#db.deleteFrom('endpoint_storage').where('endpoint_id', '=', endpointId).where('name', '=', name).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async storageList(endpointId: string) {
+    const rows = await this.#db
+      .selectFrom('endpoint_storage')
+      .select(['name', 'updated_at'])
+      .where('endpoint_id', '=', endpointId)
+      .orderBy('name')
+      .execute();
+    return rows.map((row) => ({ name: row.name, updatedAt: toIso(row.updated_at) }));
+  }
+
+  /** Runs a write in a transaction and turns a key collision into `IOTB_ENDPOINT_KEY_TAKEN`. */
+  async #write<T>(work: (trx: Transaction<Schema>) => Promise<T>): Promise<T> {
+    try {
+      return await this.#db.transaction().execute(work);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new AppError('IOTB_ENDPOINT_KEY_TAKEN');
+      throw error;
+    }
+  }
+}
+
+function filtered(query: EndpointQuery, accountId: string, filter: EndpointFilter): EndpointQuery {
+  let q = query.where('account_id', '=', accountId);
+  if (filter.serviceId !== undefined) q = q.where('service_id', '=', filter.serviceId);
+  if (filter.keyPrefix !== undefined && filter.keyPrefix !== '') q = q.where(startsWith('key', filter.keyPrefix));
+  for (const tag of filter.tags ?? []) {
+    const { name, value } = parseTag(tag);
+    q = q.where('id', 'in', (eb) =>
+      eb
+        .selectFrom('endpoint_tags')
+        .select('endpoint_id')
+        .where('account_id', '=', accountId)
+        .where('name', '=', name)
+        .$if(tag.includes(':'), (sub) => sub.where('value', '=', value)),
+    );
+  }
+  // `->>` reads one key of a JSON object on both SQLite (3.38+) and PostgreSQL; JSON null counts as missing.
+  for (const name of filter.hasStatusDetail ?? []) q = q.where(sql<boolean>`(status_details ->> cast(${name} as text)) is not null`);
+  for (const name of filter.missingStatusDetail ?? []) q = q.where(sql<boolean>`(status_details ->> cast(${name} as text)) is null`);
+  return q;
+}
+
+async function updateOne(trx: Transaction<Schema>, endpoint: Endpoint): Promise<void> {
+  const { id: _id, account_id: _account, created_at: _created, ...changes } = toRow(endpoint);
+  await trx.updateTable('endpoints').set(changes).where('id', '=', endpoint.id).execute();
+  await trx.deleteFrom('endpoint_tags').where('endpoint_id', '=', endpoint.id).execute();
+  await writeTags(trx, endpoint);
+}
+
+async function writeTags(trx: Transaction<Schema>, endpoint: Endpoint): Promise<void> {
+  if (endpoint.tags.length === 0) return;
+  const rows = endpoint.tags.map((tag) => ({ endpoint_id: endpoint.id, account_id: endpoint.accountId, ...parseTag(tag) }));
+  await trx.insertInto('endpoint_tags').values(rows).execute();
+}
+
+function toRow(endpoint: Endpoint) {
+  return {
+    id: endpoint.id,
+    account_id: endpoint.accountId,
+    service_id: endpoint.serviceId,
+    key: endpoint.key,
+    tags: toJson(endpoint.tags),
+    status_details: toJson(endpoint.statusDetails),
+    parameters: toJson(endpoint.parameters),
+    trace: endpoint.trace ? 1 : 0,
+    created_at: toMs(endpoint.createdAt),
+    updated_at: toMs(endpoint.updatedAt),
+  };
+}
+
+function toEndpoint(row: Selectable<EndpointsTable>): Endpoint {
+  return {
+    id: row.id,
+    key: row.key,
+    serviceId: row.service_id,
+    accountId: row.account_id,
+    tags: fromJson<string[]>(row.tags),
+    statusDetails: fromJson<JsonObject>(row.status_details),
+    parameters: fromJson<JsonObject>(row.parameters),
+    trace: row.trace === 1,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}

@@ -1,0 +1,22 @@
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+import type { Database } from './database.js';
+import { initial } from './migrations/0001-initial.js';
+
+/** Versioned migrations, in order. Never edit one that has shipped: add the next. */
+function migrations(database: Database): Record<string, Migration> {
+  return {
+    '0001-initial': initial(database.dialect),
+  };
+}
+
+/** Brings the schema up to date; run at every start. Returns the names of the migrations applied now. */
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(database) };
+  const migrator = new Migrator({ db: database.db, provider, migrationTableName: 'iotbridge_migrations', migrationLockTableName: 'iotbridge_migrations_lock' });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  const failed = results.find((result) => result.status === 'Error');
+  if (error || failed) {
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String((error as Error | undefined)?.message ?? error)}`);
+  }
+  return results.filter((result) => result.status === 'Success').map((result) => result.migrationName);
+}

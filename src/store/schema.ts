@@ -1,0 +1,100 @@
+import type { ColumnType } from 'kysely';
+
+/**
+ * Table shapes as Kysely sees them. JSON columns are `text` on SQLite and `jsonb` on PostgreSQL:
+ * written as JSON text, read back through `fromJson` (SQLite gives a string, pg an object).
+ * Times are epoch milliseconds (`bigint` on PostgreSQL, parsed to number by the pool).
+ * Flags are integers 0/1 on both, so one code path reads them.
+ */
+type Json = ColumnType<unknown, string, string>;
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  parent_id: string | null;
+  /** Materialised path `/<root>/<child>/.../<id>/`: "is a descendant" is a prefix test. */
+  path: string;
+  external_refs: Json;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UsersTable {
+  id: string;
+  account_id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  super_admin: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TokensTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  name: string;
+  secret_hash: string;
+  super_admin: number;
+  user_id: string | null;
+  expires_at: number | null;
+  created_at: number;
+}
+
+export interface ServicesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  type: string;
+  options: Json;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EndpointsTable {
+  id: string;
+  account_id: string;
+  service_id: string;
+  key: string;
+  tags: Json;
+  status_details: Json;
+  parameters: Json;
+  trace: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One row per tag, so tag filters use an index instead of scanning JSON. */
+export interface EndpointTagsTable {
+  endpoint_id: string;
+  account_id: string;
+  name: string;
+  /** `''` for a bare `key` tag. */
+  value: string;
+}
+
+export interface EndpointStorageTable {
+  endpoint_id: string;
+  name: string;
+  value: Json;
+  updated_at: number;
+}
+
+export interface Schema {
+  accounts: AccountsTable;
+  users: UsersTable;
+  tokens: TokensTable;
+  services: ServicesTable;
+  endpoints: EndpointsTable;
+  endpoint_tags: EndpointTagsTable;
+  endpoint_storage: EndpointStorageTable;
+}
+
+export function toJson(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}
+
+export function fromJson<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}

@@ -1,0 +1,79 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { PageRequest } from '../domain/pagination.js';
+import type { Service, ServiceOptions, ServiceStore, ServiceType } from '../domain/services.js';
+import { fromJson, toJson, type Schema, type ServicesTable } from './schema.js';
+import { page, toIso, toMs } from './sql.js';
+
+export class SqlServiceStore implements ServiceStore {
+  readonly #db: Kysely<Schema>;
+
+  constructor(db: Kysely<Schema>) {
+    this.#db = db;
+  }
+
+  async insert(service: Service): Promise<void> {
+    await this.#db.insertInto('services').values(toRow(service)).execute();
+  }
+
+  async get(accountId: string, id: string): Promise<Service | undefined> {
+    const row = await this.#db.selectFrom('services').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    return row && toService(row);
+  }
+
+  async list(accountId: string, filter: { type?: ServiceType | undefined }, request: PageRequest) {
+    const base = this.#db
+      .selectFrom('services')
+      .where('account_id', '=', accountId)
+      .$if(filter.type !== undefined, (q) => q.where('type', '=', filter.type as string));
+    const [rows, count] = await Promise.all([
+      base.selectAll().orderBy('name').orderBy('id').limit(request.limit).offset(request.offset).execute(),
+      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return page(rows, count.n, request, toService);
+  }
+
+  async update(service: Service): Promise<void> {
+    const { id: _id, created_at: _created, account_id: _account, ...changes } = toRow(service);
+    await this.#db.updateTable('services').set(changes).where('id', '=', service.id).execute();
+  }
+
+  async endpointCount(serviceId: string): Promise<number> {
+    const row = await this.#db
+      .selectFrom('endpoints')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('service_id', '=', serviceId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('endpoints').where('service_id', '=', id).execute();
+      await trx.deleteFrom('services').where('id', '=', id).execute();
+    });
+  }
+}
+
+function toRow(service: Service) {
+  return {
+    id: service.id,
+    account_id: service.accountId,
+    name: service.name,
+    type: service.type,
+    options: toJson(service.options),
+    created_at: toMs(service.createdAt),
+    updated_at: toMs(service.updatedAt),
+  };
+}
+
+function toService(row: Selectable<ServicesTable>): Service {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    type: row.type as ServiceType,
+    options: fromJson<ServiceOptions>(row.options),
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}

@@ -1,0 +1,24 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { Page, PageRequest } from '../domain/pagination.js';
+
+/** True for a unique-constraint violation on either dialect. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+export const toMs = (iso: string): number => Date.parse(iso);
+export const toIso = (ms: number): string => new Date(Number(ms)).toISOString();
+
+/**
+ * `column` starts with `prefix`, case-sensitively on both dialects (SQLite runs with case_sensitive_like),
+ * with `%`, `_` and `\` in the prefix taken literally.
+ */
+export function startsWith(column: string, prefix: string): RawBuilder<SqlBool> {
+  const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql<SqlBool>`${sql.ref(column)} like ${pattern} escape '\\'`;
+}
+
+export function page<Row, Item>(rows: Row[], total: number | string | bigint, request: PageRequest, map: (row: Row) => Item): Page<Item> {
+  return { items: rows.map(map), total: Number(total), limit: request.limit, offset: request.offset };
+}
