@@ -1,0 +1,120 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { IotBridge } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+
+export const ADMIN_TOKEN = 'AT:test-admin-token-0123456789';
+
+/** PostgreSQL used by the tests; a fresh database is made from it for each service started. */
+export const TEST_POSTGRES_URL = process.env.IOTBRIDGE_TEST_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/test`;
+
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** Why the dialect's tests are skipped on this machine, or false. */
+  readonly skip: string | false;
+}
+
+async function postgresReachable(): Promise<string | false> {
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return false;
+  } catch (error) {
+    return `PostgreSQL not reachable at ${TEST_POSTGRES_URL} (${(error as Error).message}); set IOTBRIDGE_TEST_POSTGRES_URL`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Every storage dialect; the API suites run once per entry. PostgreSQL is skipped, and says why, where it is not reachable. */
+export const DIALECTS: readonly Dialect[] = [
+  { name: 'sqlite', skip: false },
+  { name: 'postgres', skip: await postgresReachable() },
+];
+
+export interface Response<T = any> {
+  readonly status: number;
+  readonly body: T;
+  readonly headers: Headers;
+}
+
+export interface RequestOptions {
+  readonly token?: string | null;
+  /** Act in this sub-account: appended to the token as `:<accountId>`. */
+  readonly account?: string;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+export interface TestService {
+  readonly baseUrl: string;
+  readonly bridge: IotBridge;
+  readonly rootAccountId: string;
+  request<T = any>(method: string, urlPath: string, options?: RequestOptions): Promise<Response<T>>;
+  stop(): Promise<void>;
+}
+
+/** Starts the real service on an ephemeral port with its own storage (temp directory or a new PostgreSQL database). */
+export async function startService(dialect: Dialect['name'], overrides: Partial<Config> = {}): Promise<TestService> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-test-'));
+  let databaseUrl: string | undefined;
+  let dropDatabase = async () => {};
+  if (dialect === 'postgres') {
+    const name = `iotbridge_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+    await adminQuery(`create database ${name}`);
+    const url = new URL(TEST_POSTGRES_URL);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    dropDatabase = () => adminQuery(`drop database if exists ${name} with (force)`);
+  }
+  const config = loadConfig({}, { httpPort: 0, httpHost: '127.0.0.1', dataDir, databaseUrl, adminToken: ADMIN_TOKEN, ...overrides });
+  const bridge = new IotBridge(config, pino({ level: process.env.IOTBRIDGE_TEST_LOG_LEVEL ?? 'silent' }));
+  const started = await bridge.start();
+  const baseUrl = `http://127.0.0.1:${started.ports.http}`;
+
+  return {
+    baseUrl,
+    bridge,
+    rootAccountId: started.rootAccountId,
+    async request(method, urlPath, options = {}) {
+      const token = options.token === undefined ? ADMIN_TOKEN : options.token;
+      const headers: Record<string, string> = { ...options.headers };
+      if (token !== null) headers.authorization = `Bearer ${token}${options.account ? `:${options.account}` : ''}`;
+      let body: string | undefined;
+      if (options.body !== undefined) {
+        headers['content-type'] ??= 'application/json';
+        body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      }
+      const response = await fetch(baseUrl + urlPath, { method, headers, body });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text === '' ? undefined : safeJson(text) };
+    },
+    async stop() {
+      await bridge.stop();
+      await rm(dataDir, { recursive: true, force: true });
+      await dropDatabase();
+    },
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+async function adminQuery(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
