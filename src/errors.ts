@@ -8,7 +8,6 @@ export const ERRORS = {
   IOTB_REQUEST_BODY_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body has an unsupported content type' },
   IOTB_REQUEST_ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
-  IOTB_REQUEST_METHOD_NOT_ALLOWED: { status: 405, message: 'The method is not allowed on this path' },
 
   // Authentication and authorisation
   IOTB_AUTH_TOKEN_MISSING: { status: 401, message: 'An Authorization: Bearer <token> header is required' },
@@ -41,7 +40,6 @@ export const ERRORS = {
 
   // Platform
   IOTB_INTERNAL: { status: 500, message: 'Internal error' },
-  IOTB_NOT_READY: { status: 503, message: 'The service is starting or stopping' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { ERRORS } from '../../src/errors.js';
+import { startService, type TestService } from '../helpers/service.js';
+
+describe('API description and error catalogue', () => {
+  let service: TestService;
+
+  before(async () => {
+    service = await startService('sqlite');
+  });
+  after(() => service?.stop());
+
+  it('documents every error code in docs/errors.md with its status', async () => {
+    const doc = await readFile('docs/errors.md', 'utf8');
+    for (const [code, { status }] of Object.entries(ERRORS)) {
+      assert.match(doc, new RegExp(`\\| \`${code}\` \\| ${status} \\|`), `${code} (${status}) is missing from docs/errors.md`);
+    }
+  });
+
+  it('serves an OpenAPI 3 document describing every path the issue fixes, each with responses and a summary', async () => {
+    const response = await service.request('GET', '/openapi.json', { token: null });
+    assert.equal(response.status, 200);
+    const doc = response.body as { openapi: string; paths: Record<string, Record<string, { summary?: string; responses?: Record<string, unknown> }>> };
+    assert.match(doc.openapi, /^3\./);
+    const expected: Record<string, string[]> = {
+      '/auth/login': ['post'],
+      '/auth/logout': ['post'],
+      '/accounts': ['get', 'post'],
+      '/accounts/{accountId}': ['get', 'put', 'delete'],
+      '/tokens': ['get', 'post'],
+      '/tokens/{id}': ['get', 'delete'],
+      '/services': ['get', 'post'],
+      '/services/{id}': ['get', 'put', 'delete'],
+      '/endpoints': ['get', 'post', 'patch'],
+      '/endpoints/{ref}': ['get', 'put', 'patch', 'delete'],
+      '/endpoints/{ref}/storage/{name}': ['get', 'put', 'delete'],
+      '/endpoint/count': ['get'],
+      '/health': ['get'],
+    };
+    for (const [path, methods] of Object.entries(expected)) {
+      for (const method of methods) {
+        const operation = doc.paths[path]?.[method];
+        assert.ok(operation, `${method.toUpperCase()} ${path} is not in the OpenAPI document`);
+        assert.ok(operation.summary, `${method.toUpperCase()} ${path} has no summary`);
+        assert.ok(operation.responses && Object.keys(operation.responses).length > 0, `${method.toUpperCase()} ${path} has no responses`);
+      }
+    }
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) assert.ok(operation.summary, `${method} ${path} has no summary`);
+    }
+  });
+
+  it('serves a docs page', async () => {
+    const response = await fetch(`${service.baseUrl}/docs/`);
+    assert.equal(response.status, 200);
+    assert.match(await response.text(), /swagger/i);
+  });
+
+  it('answers unknown routes and oversized or non-JSON bodies with the one error shape', async () => {
+    const unknown = await service.request('GET', '/no/such/route');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.error.code, 'IOTB_REQUEST_ROUTE_NOT_FOUND');
+    const large = await service.request('POST', '/accounts', { body: { name: 'x'.repeat(2 * 1024 * 1024) } });
+    assert.equal(large.status, 413);
+    assert.equal(large.body.error.code, 'IOTB_REQUEST_BODY_TOO_LARGE');
+    const text = await service.request('POST', '/accounts', { body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.equal(text.status, 415);
+    assert.equal(text.body.error.code, 'IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE');
+  });
+});
