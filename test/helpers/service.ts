@@ -91,7 +91,7 @@ export async function startService(dialect: Dialect['name'], overrides: Partial<
       }
       const response = await fetch(baseUrl + urlPath, { method, headers, body });
       const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text === '' ? undefined : safeJson(text) };
+      return { status: response.status, headers: response.headers, body: (text === '' ? undefined : safeJson(text)) as never };
     },
     async stop() {
       await bridge.stop();

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { parseBearer } from '../../src/api/auth.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { AppError } from '../../src/errors.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.httpPort, 8080);
+    assert.equal(config.dataDir, path.resolve('data'));
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.userTokenTtlSeconds, 86_400);
+  });
+
+  it('reads environment over the config file', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'iotbridge-config-'));
+    const file = path.join(dir, 'c.json');
+    await writeFile(file, JSON.stringify({ httpPort: 9000, dataDir: '/var/lib/iotbridge', logLevel: 'debug' }));
+    try {
+      const config = loadConfig({ IOTBRIDGE_CONFIG: file, IOTBRIDGE_HTTP_PORT: '0', IOTBRIDGE_DATABASE_URL: 'postgres://db/iot' });
+      assert.deepEqual([config.httpPort, config.dataDir, config.logLevel, config.databaseUrl], [0, '/var/lib/iotbridge', 'debug', 'postgres://db/iot']);
+      await writeFile(file, JSON.stringify({ httpport: 1 }));
+      assert.throws(() => loadConfig({ IOTBRIDGE_CONFIG: file }), /unknown keys: httpport/);
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+  });
+
+  it('names the variable to fix', () => {
+    assert.throws(() => loadConfig({ IOTBRIDGE_HTTP_PORT: '70000' }), (e: Error) => e instanceof ConfigError && /IOTBRIDGE_HTTP_PORT/.test(e.message));
+    assert.throws(() => loadConfig({ IOTBRIDGE_USER_TOKEN_TTL: '0' }), /IOTBRIDGE_USER_TOKEN_TTL/);
+    assert.throws(() => loadConfig({ IOTBRIDGE_ADMIN_TOKEN: 'AT:short' }), /IOTBRIDGE_ADMIN_TOKEN/);
+  });
+});
+
+describe('bearer header', () => {
+  it('splits the token and the sub-account (SPEC Authentication 4)', () => {
+    assert.deepEqual(parseBearer('Bearer AT:abc_DEF-123'), { token: 'AT:abc_DEF-123', accountId: undefined });
+    assert.deepEqual(parseBearer('Bearer UT:abc:acc-1'), { token: 'UT:abc', accountId: 'acc-1' });
+  });
+
+  it('rejects anything else with a catalogue error', () => {
+    assert.throws(() => parseBearer(undefined), (e: AppError) => e.code === 'IOTB_AUTH_TOKEN_MISSING');
+    for (const header of ['AT:abc', 'Bearer abc', 'Bearer AT:abc:x:y', 'Bearer AT:a b', 'Bearer ZT:abc']) {
+      assert.throws(() => parseBearer(header), (e: AppError) => e.code === 'IOTB_AUTH_TOKEN_INVALID', header);
+    }
+  });
+});
