@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { Schema } from './schema.js';
 
@@ -36,8 +37,27 @@ function openSqlite(dataDir: string): Database {
   sqlite.pragma('busy_timeout = 5000');
   // Makes LIKE case-sensitive, as on PostgreSQL, so key-prefix search means the same on both.
   sqlite.pragma('case_sensitive_like = ON');
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs about as much as running a simple look-up, so
+ * statements are kept by SQL text and reused (safe: Kysely runs one query at a time on SQLite).
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const statements = new LRUCache<string, SqliteStatement>({ max: 500 });
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string): SqliteStatement {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = sqlite.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 function openPostgres(url: string): Database {

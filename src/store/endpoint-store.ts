@@ -10,7 +10,7 @@ import {
 import type { PageRequest } from '../domain/pagination.js';
 import { AppError } from '../errors.js';
 import { fromJson, toJson, type EndpointsTable, type Schema } from './schema.js';
-import { isUniqueViolation, page, startsWith, toIso, toMs } from './sql.js';
+import { isUniqueViolation, page, precompiled, startsWith, toIso, toMs } from './sql.js';
 
 const SORT_COLUMNS = { key: 'key', createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 
@@ -18,9 +18,17 @@ type EndpointQuery = SelectQueryBuilder<Schema, 'endpoints', object>;
 
 export class SqlEndpointStore implements EndpointStore {
   readonly #db: Kysely<Schema>;
+  // The look-ups behind every `/endpoints/{id | k.key}` request, compiled once.
+  readonly #byId;
+  readonly #byKey;
+  readonly #byServiceKey;
 
   constructor(db: Kysely<Schema>) {
     this.#db = db;
+    const endpoints = db.selectFrom('endpoints').selectAll().where('account_id', '=', '');
+    this.#byId = precompiled(db, endpoints.where('id', '=', ''));
+    this.#byKey = precompiled(db, endpoints.where('key', '=', '').limit(1));
+    this.#byServiceKey = precompiled(db, endpoints.where('key', '=', '').where('service_id', '=', '').limit(1));
   }
 
   async insert(endpoint: Endpoint): Promise<void> {
@@ -31,19 +39,12 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async getById(accountId: string, id: string): Promise<Endpoint | undefined> {
-    const row = await this.#db.selectFrom('endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    const [row] = await this.#byId([accountId, id]);
     return row && toEndpoint(row);
   }
 
   async findByKey(accountId: string, key: string, serviceId: string | undefined, limit: number): Promise<Endpoint[]> {
-    const rows = await this.#db
-      .selectFrom('endpoints')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .$if(serviceId !== undefined, (q) => q.where('service_id', '=', serviceId as string))
-      .limit(limit)
-      .execute();
+    const rows = serviceId === undefined ? await this.#byKey([accountId, key, limit]) : await this.#byServiceKey([accountId, key, serviceId, limit]);
     return rows.map(toEndpoint);
   }
 
