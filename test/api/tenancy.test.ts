@@ -72,6 +72,23 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it("does not let A attach its own objects to B's (parent account, service)", async () => {
+      const aService = await createService(service, a.token, { name: 'a-own' });
+      const own = await createEndpoint(service, a.token, { key: 'a-device', serviceId: aService });
+      const attempts: [string, string, unknown][] = [
+        ['POST', '/accounts', { name: 'implant', parentId: b.accountId }],
+        ['POST', '/accounts', { name: 'implant', parentId: bChild.accountId }],
+        ['PATCH', `/endpoints/${own.id}`, { serviceId: bObjects.serviceId }],
+        ['PUT', `/endpoints/${own.id}`, { key: 'a-device', serviceId: bObjects.serviceId }],
+      ];
+      for (const [method, path, body] of attempts) {
+        const response = await service.request(method, path, { token: a.token, body });
+        assert.equal(response.status, 404, `${method} ${path} ${JSON.stringify(body)} answered ${response.status}`);
+      }
+      assert.equal((await service.request('GET', `/endpoints/${own.id}`, { token: a.token })).body.serviceId, aService);
+      assert.equal((await service.request('GET', '/accounts', { token: b.token })).body.total, 1, 'B still has one sub-account');
+    });
+
     it("refuses A's token acting in B or B's sub-account (403), on every route", async () => {
       const paths = ['/services', '/endpoints', '/endpoint/count', '/accounts', '/tokens', '/users', '/auth/whoami', `/endpoints/${bObjects.endpointId}`];
       for (const accountId of [b.accountId, bChild.accountId, 'no-such-account']) {
@@ -102,7 +119,8 @@ for (const dialect of DIALECTS) {
         const text = JSON.stringify(response.body);
         for (const id of [b.accountId, bChild.accountId, ...Object.values(bObjects)]) assert.ok(!text.includes(id), `${path} leaks ${id}`);
       }
-      assert.deepEqual((await service.request('GET', '/endpoint/count?total=true&tag=secret:b', { token: a.token })).body, { count: 0, total: 0 });
+      const own = (await service.request('GET', '/endpoint/count', { token: a.token })).body.count;
+      assert.deepEqual((await service.request('GET', '/endpoint/count?total=true&tag=secret:b', { token: a.token })).body, { count: 0, total: own });
       const bulk = await service.request('PATCH', '/endpoints?tag=secret:b', { token: a.token, body: { addTags: ['owned'] } });
       assert.deepEqual(bulk.body, { updated: 0 });
     });
