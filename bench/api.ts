@@ -36,7 +36,7 @@ async function startServer(env: Record<string, string>): Promise<{ child: ChildP
   });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const line = out.split('\n').find((l) => l.includes('"ports"'));
       if (line) resolve((JSON.parse(line) as { ports: { http: number } }).ports.http);

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Migration } from 'kysely/migration';
+import type { Kysely, Migration } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /** Accounts, users, tokens, services, endpoints with their tags and storage. */
