@@ -5,13 +5,9 @@ import { buildHttpApi } from './api/server.js';
 import { ConfigError, ENV_NAMES, type Config } from './config.js';
 import { createDomain, type Domain } from './domain/domain.js';
 import { createLogger } from './logger.js';
-import { SqlAccountStore } from './store/account-store.js';
 import { openDatabase, type Database } from './store/database.js';
-import { SqlEndpointStore } from './store/endpoint-store.js';
 import { migrateToLatest } from './store/migrate.js';
-import { SqlServiceStore } from './store/service-store.js';
-import { SqlTokenStore } from './store/token-store.js';
-import { SqlUserStore } from './store/user-store.js';
+import { sqlStores } from './store/stores.js';
 import { VERSION } from './version.js';
 
 export interface Started {
@@ -60,16 +56,7 @@ export class IotBridge {
     const applied = await migrateToLatest(database);
     logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
 
-    const domain = createDomain(
-      {
-        accounts: new SqlAccountStore(database.db),
-        tokens: new SqlTokenStore(database.db),
-        users: new SqlUserStore(database.db),
-        services: new SqlServiceStore(database.db),
-        endpoints: new SqlEndpointStore(database.db),
-      },
-      config,
-    );
+    const domain = createDomain(sqlStores(database.db), config);
     this.#domain = domain;
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
 
@@ -101,10 +88,8 @@ export class IotBridge {
       }
     } else if (created) {
       generatedRootToken = (await domain.tokens.issueRootToken(root.accountId, 'root (generated on first start)')).token;
-      logger.warn(
-        { rootAccountId: root.accountId, rootToken: generatedRootToken },
-        'first start: generated a Super-Admin API token for the root account. It is shown only now; keep it safe.',
-      );
+      // The secret goes to the operator's terminal (cli.ts), never into logs that are shipped elsewhere.
+      logger.warn({ rootAccountId: root.accountId }, 'first start: generated a Super-Admin API token for the root account (printed once on stderr)');
     }
     if (config.adminEmail && config.adminPassword) {
       if (await domain.users.ensure(root.accountId, config.adminEmail, config.adminPassword)) {

@@ -2,13 +2,9 @@
 import { IotBridge } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createDomain } from './domain/domain.js';
-import { SqlAccountStore } from './store/account-store.js';
 import { openDatabase } from './store/database.js';
-import { SqlEndpointStore } from './store/endpoint-store.js';
 import { migrateToLatest } from './store/migrate.js';
-import { SqlServiceStore } from './store/service-store.js';
-import { SqlTokenStore } from './store/token-store.js';
-import { SqlUserStore } from './store/user-store.js';
+import { sqlStores } from './store/stores.js';
 
 const USAGE = `Usage: iotbridge [command]
 
@@ -53,16 +49,7 @@ async function withStorage<T>(work: (domain: ReturnType<typeof createDomain>) =>
   const database = openDatabase(config);
   try {
     await migrateToLatest(database);
-    const domain = createDomain(
-      {
-        accounts: new SqlAccountStore(database.db),
-        tokens: new SqlTokenStore(database.db),
-        users: new SqlUserStore(database.db),
-        services: new SqlServiceStore(database.db),
-        endpoints: new SqlEndpointStore(database.db),
-      },
-      config,
-    );
+    const domain = createDomain(sqlStores(database.db), config);
     return await work(domain);
   } finally {
     await database.close();
