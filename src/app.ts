@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { buildHttpApi } from './api/server.js';
 import { ConfigError, ENV_NAMES, type Config } from './config.js';
 import { createDomain, type Domain } from './domain/domain.js';
+import { DurableEventBus, type EventBus } from './events/event-bus.js';
+import { RetentionJob } from './events/retention.js';
 import { createLogger } from './logger.js';
 import { openDatabase, type Database } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -28,16 +30,28 @@ export class IotBridge {
   #database: Database | undefined;
   #domain: Domain | undefined;
   #http: FastifyInstance | undefined;
+  #bus: EventBus | undefined;
+  #retention: RetentionJob | undefined;
   #ready = false;
 
-  constructor(config: Config, logger: Logger = createLogger(config.logLevel)) {
+  readonly #beforeBusStart: ((bus: EventBus) => void | Promise<void>) | undefined;
+
+  /** `beforeBusStart` lets consumers subscribe before queued events from the last run are dispatched. */
+  constructor(config: Config, logger: Logger = createLogger(config.logLevel), options: { beforeBusStart?: (bus: EventBus) => void | Promise<void> } = {}) {
     this.config = config;
     this.logger = logger;
+    this.#beforeBusStart = options.beforeBusStart;
   }
 
   get domain(): Domain {
     if (!this.#domain) throw new Error('IotBridge is not started');
     return this.#domain;
+  }
+
+  /** The event bus: consumers (the trigger engine, tests) subscribe here. */
+  get bus(): EventBus {
+    if (!this.#bus) throw new Error('IotBridge is not started');
+    return this.#bus;
   }
 
   async start(): Promise<Started> {
@@ -56,9 +70,16 @@ export class IotBridge {
     const applied = await migrateToLatest(database);
     logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
 
-    const domain = createDomain(sqlStores(database.db), config);
+    const stores = sqlStores(database.db);
+    const bus = new DurableEventBus(stores.events, { parallelism: config.eventParallelism, logger });
+    this.#bus = bus;
+    const domain = createDomain(stores, bus, config);
     this.#domain = domain;
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
+    await this.#beforeBusStart?.(bus);
+    await bus.start();
+    this.#retention = new RetentionJob(stores.events, { days: config.historyRetentionDays, logger });
+    this.#retention.start();
 
     const http = await buildHttpApi({ domain, logger, version: VERSION, isReady: () => this.#ready });
     this.#http = http;
@@ -71,9 +92,12 @@ export class IotBridge {
   /** Stops accepting work, lets requests in flight finish, then closes storage. */
   async stop(): Promise<void> {
     this.#ready = false;
+    await this.#retention?.stop();
     await this.#http?.close();
+    await this.#bus?.stop();
     await this.#database?.close();
     this.#http = undefined;
+    this.#bus = undefined;
     this.#database = undefined;
   }
 

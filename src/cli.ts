@@ -2,6 +2,8 @@
 import { IotBridge } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createDomain } from './domain/domain.js';
+import { DurableEventBus } from './events/event-bus.js';
+import { createLogger } from './logger.js';
 import { openDatabase } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sqlStores } from './store/stores.js';
@@ -49,7 +51,10 @@ async function withStorage<T>(work: (domain: ReturnType<typeof createDomain>) =>
   const database = openDatabase(config);
   try {
     await migrateToLatest(database);
-    const domain = createDomain(sqlStores(database.db), config);
+    const stores = sqlStores(database.db);
+    // Maintenance commands publish no events; the bus is never started.
+    const bus = new DurableEventBus(stores.events, { parallelism: 1, logger: createLogger('warn') });
+    const domain = createDomain(stores, bus, config);
     return await work(domain);
   } finally {
     await database.close();

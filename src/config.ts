@@ -20,6 +20,10 @@ export interface Config {
   readonly userTokenTtlSeconds: number;
   /** How long a verified token is trusted without asking the database. `IOTBRIDGE_TOKEN_CACHE_TTL` seconds, default 10. */
   readonly tokenCacheTtlSeconds: number;
+  /** How many endpoints' events are handled at once (`core.trigger.event.parallelism`). `IOTBRIDGE_EVENT_PARALLELISM`, default 50. */
+  readonly eventParallelism: number;
+  /** Days events stay in the history; 0 keeps them forever. `IOTBRIDGE_HISTORY_RETENTION_DAYS`, default 30. */
+  readonly historyRetentionDays: number;
   /** pino level. `IOTBRIDGE_LOG_LEVEL`, default `info`. */
   readonly logLevel: string;
 }
@@ -30,6 +34,8 @@ export const DEFAULTS = {
   dataDir: './data',
   userTokenTtlSeconds: 86_400,
   tokenCacheTtlSeconds: 10,
+  eventParallelism: 50,
+  historyRetentionDays: 30,
   logLevel: 'info',
 } as const;
 
@@ -44,6 +50,8 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   adminPassword: 'IOTBRIDGE_ADMIN_PASSWORD',
   userTokenTtlSeconds: 'IOTBRIDGE_USER_TOKEN_TTL',
   tokenCacheTtlSeconds: 'IOTBRIDGE_TOKEN_CACHE_TTL',
+  eventParallelism: 'IOTBRIDGE_EVENT_PARALLELISM',
+  historyRetentionDays: 'IOTBRIDGE_HISTORY_RETENTION_DAYS',
   logLevel: 'IOTBRIDGE_LOG_LEVEL',
 };
 
@@ -84,6 +92,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminPassword: optionalString(merged, 'adminPassword'),
     userTokenTtlSeconds: positiveInt(merged, 'userTokenTtlSeconds'),
     tokenCacheTtlSeconds: nonNegativeInt(merged, 'tokenCacheTtlSeconds'),
+    eventParallelism: integer(merged, 'eventParallelism', 1, 10_000),
+    historyRetentionDays: nonNegativeInt(merged, 'historyRetentionDays'),
     logLevel: optionalString(merged, 'logLevel') ?? DEFAULTS.logLevel,
   };
 }

@@ -38,6 +38,9 @@ export const ERRORS = {
   },
   IOTB_ENDPOINT_STORAGE_NOT_FOUND: { status: 404, message: 'No stored object with this name' },
 
+  // Events and history
+  IOTB_EVENT_NOT_FOUND: { status: 404, message: 'No such event in the history' },
+
   // Platform
   IOTB_INTERNAL: { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;

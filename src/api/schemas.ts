@@ -232,3 +232,25 @@ export const EndpointRefQuery = Type.Object({ serviceId: Type.Optional(Type.Stri
 
 export const StorageParams = Type.Object({ ...EndpointRefParams.properties, name: Type.String({ minLength: 1, maxLength: 200 }) });
 export const StoredObject = Type.Object({ name: Type.String(), value: Type.Unknown(), updatedAt: Timestamp });
+
+// Events
+
+export const Event = Type.Object({
+  id: Id,
+  type: Type.String(),
+  accountId: Id,
+  serviceId: Type.Union([Id, Type.Null()]),
+  endpointId: Type.Union([Id, Type.Null()]),
+  endpointKey: Type.Union([Type.String(), Type.Null()]),
+  time: Timestamp,
+  data: Type.Unknown(),
+});
+
+export const EventPost = Type.Object(
+  {
+    type: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f]+$', description: 'Event type: a platform type (SPEC "Events") or your own' }),
+    endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'Endpoint id or k.<key>' })),
+    data: Type.Optional(Type.Unknown({ description: 'Any JSON payload' })),
+  },
+  { additionalProperties: false },
+);

@@ -8,6 +8,7 @@ import { installErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
 import { endpointRoutes } from './routes/endpoints.js';
+import { eventRoutes } from './routes/events.js';
 import { serviceRoutes } from './routes/services.js';
 import { superRoutes } from './routes/super.js';
 import { systemRoutes } from './routes/system.js';
@@ -63,6 +64,7 @@ export async function buildHttpApi({ domain, logger, version, isReady }: HttpApi
   await app.register(userRoutes, { domain });
   await app.register(serviceRoutes, { domain });
   await app.register(endpointRoutes, { domain });
+  await app.register(eventRoutes, { domain });
   await app.register(superRoutes, { domain });
   return app;
 }

@@ -3,6 +3,10 @@ import { Endpoints, type EndpointStore } from './endpoints.js';
 import { Services, type ServiceStore } from './services.js';
 import { Tokens, type TokenStore } from './tokens.js';
 import { Users, type UserStore } from './users.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { EventStore } from '../events/event-store.js';
+import { Events } from '../events/events.js';
+import { History } from '../events/history.js';
 
 /** The domain services: the only code that changes state. HTTP routes, scripts and protocol adapters all call these. */
 export interface Domain {
@@ -11,6 +15,8 @@ export interface Domain {
   readonly users: Users;
   readonly services: Services;
   readonly endpoints: Endpoints;
+  readonly events: Events;
+  readonly history: History;
 }
 
 export interface DomainStores {
@@ -19,6 +25,7 @@ export interface DomainStores {
   readonly users: UserStore;
   readonly services: ServiceStore;
   readonly endpoints: EndpointStore;
+  readonly events: EventStore;
 }
 
 export interface DomainOptions {
@@ -26,11 +33,13 @@ export interface DomainOptions {
   readonly tokenCacheTtlSeconds: number;
 }
 
-export function createDomain(stores: DomainStores, options: DomainOptions): Domain {
+export function createDomain(stores: DomainStores, bus: EventBus, options: DomainOptions): Domain {
   const accounts = new Accounts(stores.accounts);
   const tokens = new Tokens(stores.tokens, { cacheTtlMs: options.tokenCacheTtlSeconds * 1000 });
   const users = new Users(stores.users, tokens, { tokenTtlSeconds: options.userTokenTtlSeconds });
   const services = new Services(stores.services);
   const endpoints = new Endpoints(stores.endpoints, services);
-  return { accounts, tokens, users, services, endpoints };
+  const events = new Events(bus, endpoints);
+  const history = new History(stores.events, endpoints);
+  return { accounts, tokens, users, services, endpoints, events, history };
 }

@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /**
  * Table shapes as Kysely sees them. JSON columns are `text` on SQLite and `jsonb` on PostgreSQL:
@@ -81,6 +81,22 @@ export interface EndpointStorageTable {
   updated_at: number;
 }
 
+export interface EventsTable {
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  type: string;
+  service_id: string | null;
+  endpoint_id: string | null;
+  endpoint_key: string | null;
+  time: number;
+  data: Json;
+}
+
+export interface EventQueueTable {
+  event_seq: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -89,6 +105,8 @@ export interface Schema {
   endpoints: EndpointsTable;
   endpoint_tags: EndpointTagsTable;
   endpoint_storage: EndpointStorageTable;
+  events: EventsTable;
+  event_queue: EventQueueTable;
 }
 
 export function toJson(value: unknown): string {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DomainStores } from '../domain/domain.js';
 import { SqlAccountStore } from './account-store.js';
 import { SqlEndpointStore } from './endpoint-store.js';
+import { SqlEventStore } from './event-store.js';
 import type { Schema } from './schema.js';
 import { SqlServiceStore } from './service-store.js';
 import { SqlTokenStore } from './token-store.js';
@@ -15,5 +16,6 @@ export function sqlStores(db: Kysely<Schema>): DomainStores {
     users: new SqlUserStore(db),
     services: new SqlServiceStore(db),
     endpoints: new SqlEndpointStore(db),
+    events: new SqlEventStore(db),
   };
 }

@@ -5,6 +5,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { IotBridge } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { EventBus } from '../../src/events/event-bus.js';
 
 export const ADMIN_TOKEN = 'AT:test-admin-token-0123456789';
 
@@ -50,16 +51,23 @@ export interface RequestOptions {
   readonly headers?: Record<string, string>;
 }
 
+export interface StartOptions {
+  /** Subscribe consumers before queued events of an earlier run are dispatched. */
+  readonly beforeBusStart?: (bus: EventBus) => void | Promise<void>;
+}
+
 export interface TestService {
   readonly baseUrl: string;
   readonly bridge: IotBridge;
   readonly rootAccountId: string;
   request<T = any>(method: string, urlPath: string, options?: RequestOptions): Promise<Response<T>>;
+  /** Stops this service and starts a new one on the same storage (a process restart). */
+  restart(options?: StartOptions): Promise<TestService>;
   stop(): Promise<void>;
 }
 
 /** Starts the real service on an ephemeral port with its own storage (temp directory or a new PostgreSQL database). */
-export async function startService(dialect: Dialect['name'], overrides: Partial<Config> = {}): Promise<TestService> {
+export async function startService(dialect: Dialect['name'], overrides: Partial<Config> = {}, options: StartOptions = {}): Promise<TestService> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-test-'));
   let databaseUrl: string | undefined;
   let dropDatabase = async () => {};
@@ -72,7 +80,15 @@ export async function startService(dialect: Dialect['name'], overrides: Partial<
     dropDatabase = () => adminQuery(`drop database if exists ${name} with (force)`);
   }
   const config = loadConfig({}, { httpPort: 0, httpHost: '127.0.0.1', dataDir, databaseUrl, adminToken: ADMIN_TOKEN, ...overrides });
-  const bridge = new IotBridge(config, pino({ level: process.env.IOTBRIDGE_TEST_LOG_LEVEL ?? 'silent' }));
+  const cleanUp = async () => {
+    await rm(dataDir, { recursive: true, force: true });
+    await dropDatabase();
+  };
+  return run(config, options, cleanUp);
+}
+
+async function run(config: Config, options: StartOptions, cleanUp: () => Promise<void>): Promise<TestService> {
+  const bridge = new IotBridge(config, pino({ level: process.env.IOTBRIDGE_TEST_LOG_LEVEL ?? 'silent' }), options);
   const started = await bridge.start();
   const baseUrl = `http://127.0.0.1:${started.ports.http}`;
 
@@ -93,10 +109,13 @@ export async function startService(dialect: Dialect['name'], overrides: Partial<
       const text = await response.text();
       return { status: response.status, headers: response.headers, body: (text === '' ? undefined : safeJson(text)) as never };
     },
+    async restart(restartOptions = {}) {
+      await bridge.stop();
+      return run(config, restartOptions, cleanUp);
+    },
     async stop() {
       await bridge.stop();
-      await rm(dataDir, { recursive: true, force: true });
-      await dropDatabase();
+      await cleanUp();
     },
   };
 }

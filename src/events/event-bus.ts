@@ -1,0 +1,172 @@
+import type { Logger } from 'pino';
+import { partitionOf, type Event } from './event.js';
+import type { EventStore, StoredEvent } from './event-store.js';
+
+/** Something that reacts to events: the trigger engine, metrics, tests. It may be slow; it must not throw. */
+export type EventConsumer = (event: Event) => Promise<void>;
+
+/**
+ * The one path of events. `publish` resolves once the event is accepted (durable); consumers then see
+ * events of one partition (endpoint) in order, and different partitions in parallel.
+ */
+export interface EventBus {
+  publish(events: readonly Event[]): Promise<void>;
+  subscribe(consumer: EventConsumer): void;
+  start(): Promise<void>;
+  /** Stops dispatching and waits for events being handled; what is still queued is handled after the next start. */
+  stop(): Promise<void>;
+}
+
+export interface DurableEventBusOptions {
+  /** How many partitions are handled at once (`core.trigger.event.parallelism`), default 50. */
+  readonly parallelism: number;
+  readonly logger: Logger;
+}
+
+/**
+ * The embedded bus: events are persisted (history + queue) in the service's database before `publish`
+ * resolves, then dispatched in-process. Publishes within one tick share one transaction. After a crash or
+ * stop, queued events are loaded and dispatched at the next start: nothing accepted is dropped.
+ * One process consumes the queue; several processes sharing PostgreSQL need the Redis bus (not built yet).
+ */
+export class DurableEventBus implements EventBus {
+  readonly #store: EventStore;
+  readonly #options: DurableEventBusOptions;
+  readonly #consumers: EventConsumer[] = [];
+  /** Events waiting per partition, oldest first. */
+  readonly #waiting = new Map<string, StoredEvent[]>();
+  /** Partitions with waiting events and nobody handling them, in arrival order. */
+  readonly #ready: string[] = [];
+  readonly #active = new Map<string, Promise<void>>();
+  #batch: { events: Event[]; settle: { resolve: () => void; reject: (error: unknown) => void }[] } | undefined;
+  #acks: number[] = [];
+  #ackScheduled = false;
+  #lastSeq = 0;
+  #running = false;
+
+  constructor(store: EventStore, options: DurableEventBusOptions) {
+    this.#store = store;
+    this.#options = options;
+  }
+
+  subscribe(consumer: EventConsumer): void {
+    this.#consumers.push(consumer);
+  }
+
+  async start(): Promise<void> {
+    this.#running = true;
+    // Everything accepted before the last stop (or crash) and not yet handled.
+    for (;;) {
+      const pending = await this.#store.pending(this.#lastSeq, 10_000);
+      if (pending.length === 0) break;
+      if (this.#lastSeq === 0) this.#options.logger.info({ from: pending[0]?.seq }, 'resuming queued events');
+      this.#dispatch(pending);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    while (this.#active.size > 0) await Promise.all(this.#active.values());
+    await this.#flushAcks();
+    // Whatever was waiting is still queued in the store and is loaded again by the next start.
+    this.#waiting.clear();
+    this.#ready.length = 0;
+    this.#lastSeq = 0;
+  }
+
+  publish(events: readonly Event[]): Promise<void> {
+    if (events.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      if (!this.#batch) {
+        this.#batch = { events: [], settle: [] };
+        setImmediate(() => void this.#commit());
+      }
+      this.#batch.events.push(...events);
+      this.#batch.settle.push({ resolve, reject });
+    });
+  }
+
+  /** Group commit: one transaction for everything published in the same tick. */
+  async #commit(): Promise<void> {
+    const batch = this.#batch;
+    this.#batch = undefined;
+    if (!batch) return;
+    try {
+      const seqs = await this.#store.accept(batch.events);
+      for (const { resolve } of batch.settle) resolve();
+      if (this.#running) this.#dispatch(batch.events.map((event, i) => ({ seq: seqs[i]!, event })));
+    } catch (error) {
+      for (const { reject } of batch.settle) reject(error);
+    }
+  }
+
+  #dispatch(events: readonly StoredEvent[]): void {
+    for (const stored of events) {
+      this.#lastSeq = Math.max(this.#lastSeq, stored.seq);
+      const partition = partitionOf(stored.event);
+      const waiting = this.#waiting.get(partition);
+      if (waiting) {
+        waiting.push(stored);
+      } else {
+        this.#waiting.set(partition, [stored]);
+        if (!this.#active.has(partition)) this.#ready.push(partition);
+      }
+    }
+    this.#pump();
+  }
+
+  #pump(): void {
+    while (this.#running && this.#active.size < this.#options.parallelism && this.#ready.length > 0) {
+      const partition = this.#ready.shift()!;
+      const work = this.#drain(partition).finally(() => {
+        this.#active.delete(partition);
+        // More may have arrived while the last one was handled.
+        if (this.#waiting.has(partition) && this.#running) this.#ready.push(partition);
+        this.#pump();
+      });
+      this.#active.set(partition, work);
+    }
+  }
+
+  async #drain(partition: string): Promise<void> {
+    for (;;) {
+      const waiting = this.#waiting.get(partition);
+      const next = waiting?.shift();
+      if (!next) {
+        this.#waiting.delete(partition);
+        return;
+      }
+      if (waiting!.length === 0) this.#waiting.delete(partition);
+      for (const consumer of this.#consumers) {
+        try {
+          await consumer(next.event);
+        } catch (error) {
+          this.#options.logger.error({ err: error, eventId: next.event.id }, 'event consumer failed');
+        }
+      }
+      this.#ack(next.seq);
+      if (!this.#running) return;
+    }
+  }
+
+  #ack(seq: number): void {
+    this.#acks.push(seq);
+    if (this.#ackScheduled) return;
+    this.#ackScheduled = true;
+    // One DELETE for every event handled in this tick.
+    setImmediate(() => void this.#flushAcks());
+  }
+
+  async #flushAcks(): Promise<void> {
+    const seqs = this.#acks;
+    this.#acks = [];
+    this.#ackScheduled = false;
+    if (seqs.length === 0) return;
+    try {
+      await this.#store.ack(seqs);
+    } catch (error) {
+      // The events stay queued and are handled again after a restart: at-least-once.
+      this.#options.logger.error({ err: error, count: seqs.length }, 'could not mark events processed');
+    }
+  }
+}

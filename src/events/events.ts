@@ -1,0 +1,37 @@
+import type { Endpoints } from '../domain/endpoints.js';
+import type { Scope } from '../domain/scope.js';
+import { createEvent, type Event } from './event.js';
+import type { EventBus } from './event-bus.js';
+
+export interface CustomEventInput {
+  readonly type: string;
+  /** Endpoint id or `k.<key>`; the event then belongs to that endpoint and its service. */
+  readonly endpoint?: string | undefined;
+  readonly data?: unknown;
+}
+
+/** Events posted by applications (`POST /events`) and, later, by scripts: always as the acting account. */
+export class Events {
+  readonly #bus: EventBus;
+  readonly #endpoints: Endpoints;
+
+  constructor(bus: EventBus, endpoints: Endpoints) {
+    this.#bus = bus;
+    this.#endpoints = endpoints;
+  }
+
+  /** Accepts a custom event; resolves once it is durable (it will reach every trigger, even across a restart). */
+  async post(scope: Scope, input: CustomEventInput): Promise<Event> {
+    const endpoint = input.endpoint === undefined ? undefined : await this.#endpoints.get(scope, input.endpoint);
+    const event = createEvent({
+      type: input.type,
+      accountId: scope.accountId,
+      serviceId: endpoint?.serviceId,
+      endpointId: endpoint?.id,
+      endpointKey: endpoint?.key,
+      data: input.data,
+    });
+    await this.#bus.publish([event]);
+    return event;
+  }
+}

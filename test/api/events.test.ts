@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import type { Event } from '../../src/events/event.js';
+import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
+import { DIALECTS, startService, type TestService } from '../helpers/service.js';
+
+/** Waits until `check` holds, polling; fails after `ms`. */
+async function eventually(check: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}
+
+for (const dialect of DIALECTS) {
+  describe(`events and history (${dialect.name})`, { skip: dialect.skip }, () => {
+    let service: TestService;
+    let account: TestAccount;
+    let serviceId: string;
+    let endpointId: string;
+    const consumed: Event[] = [];
+
+    before(async () => {
+      service = await startService(dialect.name, {}, { beforeBusStart: (bus) => bus.subscribe(async (event) => void consumed.push(event)) });
+      account = await createAccount(service, 'events');
+      serviceId = await createService(service, account.token);
+      endpointId = (await createEndpoint(service, account.token, { key: 'sensor-1', serviceId })).id;
+    });
+    after(() => service?.stop());
+
+    it('accepts a custom event for an endpoint (202) and hands it to the bus', async () => {
+      const posted = await service.request('POST', '/events', { token: account.token, body: { type: 'reading', endpoint: 'k.sensor-1', data: { t: 21.5 } } });
+      assert.equal(posted.status, 202, JSON.stringify(posted.body));
+      assert.deepEqual(
+        { type: posted.body.type, accountId: posted.body.accountId, serviceId: posted.body.serviceId, endpointId: posted.body.endpointId, endpointKey: posted.body.endpointKey, data: posted.body.data },
+        { type: 'reading', accountId: account.accountId, serviceId, endpointId, endpointKey: 'sensor-1', data: { t: 21.5 } },
+      );
+      await eventually(() => consumed.some((e) => e.id === posted.body.id));
+      assert.deepEqual(consumed.find((e) => e.id === posted.body.id), posted.body);
+
+      const noEndpoint = await service.request('POST', '/events', { token: account.token, body: { type: 'deploy' } });
+      assert.equal(noEndpoint.status, 202);
+      assert.equal(noEndpoint.body.endpointId, null);
+    });
+
+    it('rejects bad events with the error body', async () => {
+      const unknown = await service.request('POST', '/events', { token: account.token, body: { type: 'x', endpoint: 'k.nope' } });
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.error.code, 'IOTB_ENDPOINT_NOT_FOUND');
+      for (const body of [{}, { type: '' }, { type: 'x', extra: 1 }]) {
+        const response = await service.request('POST', '/events', { token: account.token, body });
+        assert.equal(response.status, 400, JSON.stringify(body));
+      }
+    });
+
+    it('searches the history newest first, by type, endpoint and time, paging with next', async () => {
+      const other = (await createEndpoint(service, account.token, { key: 'sensor-2', serviceId })).id;
+      const start = new Date().toISOString();
+      for (let i = 0; i < 25; i++) {
+        const endpoint = i % 5 === 0 ? `k.sensor-2` : 'k.sensor-1';
+        const posted = await service.request('POST', '/events', { token: account.token, body: { type: i % 2 === 0 ? 'even' : 'odd', endpoint, data: { i } } });
+        assert.equal(posted.status, 202);
+      }
+      const pages: number[][] = [];
+      let next: string | null = null;
+      do {
+        const query: string = `/history?type=even&type=odd&from=${encodeURIComponent(start)}&limit=10${next ? `&next=${next}` : ''}`;
+        const page = await service.request('GET', query, { token: account.token });
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        pages.push(page.body.items.map((e: Event) => (e.data as { i: number }).i));
+        next = page.body.next;
+      } while (next);
+      assert.deepEqual(pages.map((p) => p.length), [10, 10, 5]);
+      assert.deepEqual(pages.flat(), Array.from({ length: 25 }, (_, i) => 24 - i), 'newest first, nothing twice, nothing missing');
+
+      const byEndpoint = await service.request('GET', `/history?endpoint=${other}&type=even&type=odd`, { token: account.token });
+      assert.deepEqual(byEndpoint.body.items.map((e: Event) => (e.data as { i: number }).i), [20, 15, 10, 5, 0]);
+      const byKey = await service.request('GET', '/history?endpoint=k.sensor-2&type=even', { token: account.token });
+      assert.deepEqual(byKey.body.items.map((e: Event) => (e.data as { i: number }).i), [20, 10, 0]);
+      const future = await service.request('GET', `/history?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, { token: account.token });
+      assert.deepEqual([future.body.items.length, future.body.next], [0, null]);
+
+      const one = byKey.body.items[0] as Event;
+      const got = await service.request('GET', `/history/${one.id}`, { token: account.token });
+      assert.deepEqual(got.body, one);
+      assert.equal((await service.request('GET', '/history?next=bogus', { token: account.token })).status, 400);
+      assert.equal((await service.request('GET', '/history/nope', { token: account.token })).body.error.code, 'IOTB_EVENT_NOT_FOUND');
+    });
+
+    it("keeps accounts' events apart", async () => {
+      const intruder = await createAccount(service, 'intruder');
+      const mine = await service.request('GET', '/history?type=reading', { token: account.token });
+      assert.ok(mine.body.items.length > 0);
+      const theirs = await service.request('GET', '/history?type=reading', { token: intruder.token });
+      assert.deepEqual(theirs.body.items, []);
+      assert.equal((await service.request('GET', `/history/${mine.body.items[0].id}`, { token: intruder.token })).status, 404);
+      assert.equal((await service.request('GET', `/history?endpoint=${endpointId}`, { token: intruder.token })).status, 404);
+      const post = await service.request('POST', '/events', { token: intruder.token, body: { type: 'spoof', endpoint: endpointId } });
+      assert.equal(post.status, 404);
+      assert.equal((await service.request('POST', '/events', { token: intruder.token, account: account.accountId, body: { type: 'spoof' } })).status, 403);
+    });
+  });
+
+  describe(`event bus ordering and durability (${dialect.name})`, { skip: dialect.skip }, () => {
+    it('handles one endpoint in order and different endpoints in parallel, up to the parallelism', async () => {
+      let active = 0;
+      let maxActive = 0;
+      const seen = new Map<string, number[]>();
+      const service = await startService(dialect.name, { eventParallelism: 3 }, {
+        beforeBusStart: (bus) =>
+          bus.subscribe(async (event) => {
+            active++;
+            maxActive = Math.max(maxActive, active);
+            await sleep(Math.random() * 8);
+            const list = seen.get(event.endpointKey ?? '') ?? [];
+            list.push((event.data as { n: number }).n);
+            seen.set(event.endpointKey ?? '', list);
+            active--;
+          }),
+      });
+      try {
+        const account = await createAccount(service, 'order');
+        const serviceId = await createService(service, account.token);
+        const keys = ['a', 'b', 'c', 'd', 'e'];
+        for (const key of keys) await createEndpoint(service, account.token, { key, serviceId });
+        // Posted concurrently: the API accepts them in some order; each endpoint's own order is what must hold.
+        await Promise.all(
+          keys.map(async (key) => {
+            for (let n = 0; n < 20; n++) {
+              const response = await service.request('POST', '/events', { token: account.token, body: { type: 'tick', endpoint: `k.${key}`, data: { n } } });
+              assert.equal(response.status, 202);
+            }
+          }),
+        );
+        await eventually(() => keys.every((key) => seen.get(key)?.length === 20), 20_000);
+        for (const key of keys) assert.deepEqual(seen.get(key), Array.from({ length: 20 }, (_, n) => n), `order of ${key}`);
+        assert.ok(maxActive > 1, 'different endpoints run in parallel');
+        assert.ok(maxActive <= 3, `at most 3 at once, saw ${maxActive}`);
+      } finally {
+        await service.stop();
+      }
+    });
+
+    it('handles after a restart what was accepted but not yet handled', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const firstRun: number[] = [];
+      let service = await startService(dialect.name, {}, {
+        beforeBusStart: (bus) =>
+          bus.subscribe(async (event) => {
+            if (event.type !== 'job') return;
+            firstRun.push((event.data as { n: number }).n);
+            await gate; // the consumer is stuck on the first event
+          }),
+      });
+      try {
+        const account = await createAccount(service, 'durable');
+        const serviceId = await createService(service, account.token);
+        await createEndpoint(service, account.token, { key: 'worker', serviceId });
+        for (let n = 0; n < 5; n++) {
+          assert.equal((await service.request('POST', '/events', { token: account.token, body: { type: 'job', endpoint: 'k.worker', data: { n } } })).status, 202);
+        }
+        await eventually(() => firstRun.length === 1);
+        // Stop while the first event is being handled: it finishes, the other four stay queued.
+        setTimeout(release, 50);
+        const secondRun: number[] = [];
+        service = await service.restart({
+          beforeBusStart: (bus) =>
+            bus.subscribe(async (event) => {
+              if (event.type === 'job') secondRun.push((event.data as { n: number }).n);
+            }),
+        });
+        await eventually(() => secondRun.length === 4);
+        assert.deepEqual(firstRun, [0]);
+        assert.deepEqual(secondRun, [1, 2, 3, 4], 'the rest, in order, once');
+        await sleep(100);
+        assert.equal(secondRun.length, 4);
+      } finally {
+        await service.stop();
+      }
+    });
+  });
+}
