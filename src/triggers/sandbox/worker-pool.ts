@@ -1,0 +1,157 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Logger } from 'pino';
+import type { FromWorker, RunLimits, RunRequest, RunResult } from './protocol.js';
+
+/** Answers a namespace call of a running script: the value (JSON-able) or a thrown error the script sees. */
+export type HostHandler = (namespace: string, fn: string, args: unknown[]) => Promise<unknown>;
+
+export interface ScriptRun {
+  readonly accountId: string;
+  readonly scriptId: string;
+  readonly scriptName: string;
+  readonly script: string;
+  readonly globals: Record<string, unknown>;
+  readonly namespaces: Record<string, string[]>;
+  readonly host: HostHandler;
+}
+
+/** Runs user scripts somewhere they cannot harm the service. */
+export interface ScriptRunner {
+  run(run: ScriptRun): Promise<RunResult>;
+  stop(): Promise<void>;
+}
+
+export interface WorkerPoolOptions {
+  readonly workers: number;
+  readonly limits: RunLimits;
+  readonly logger: Logger;
+}
+
+interface InFlight {
+  readonly resolve: (result: RunResult) => void;
+  readonly host: HostHandler;
+  readonly worker: Worker;
+}
+
+interface Worker {
+  readonly index: number;
+  readonly child: ChildProcess;
+}
+
+// Under tsx (tests, `npm run dev`) this module is TypeScript and so is the worker next to it.
+const fromSource = import.meta.url.endsWith('.ts');
+const WORKER = new URL(fromSource ? './worker.ts' : './worker.js', import.meta.url);
+const EXEC_ARGV = ['--no-node-snapshot', ...(fromSource ? ['--import', 'tsx'] : [])];
+
+/**
+ * Script worker processes supervised by the service: scripts never run in the process that holds the
+ * sockets and the API. A worker that dies is replaced; its runs in flight fail with the reason. An
+ * account's scripts always go to the same worker, so its isolate and compiled scripts are reused.
+ */
+export class WorkerPool implements ScriptRunner {
+  readonly #options: WorkerPoolOptions;
+  readonly #workers: Worker[] = [];
+  readonly #inFlight = new Map<number, InFlight>();
+  #nextRunId = 1;
+  #stopping = false;
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = options;
+    for (let i = 0; i < options.workers; i++) this.#workers.push(this.#spawn(i));
+  }
+
+  run(run: ScriptRun): Promise<RunResult> {
+    const worker = this.#workers[hash(run.accountId) % this.#workers.length]!;
+    const runId = this.#nextRunId++;
+    return new Promise<RunResult>((resolve) => {
+      this.#inFlight.set(runId, { resolve, host: run.host, worker });
+      const request: RunRequest = {
+        kind: 'run',
+        runId,
+        accountId: run.accountId,
+        scriptId: run.scriptId,
+        scriptName: run.scriptName,
+        script: run.script,
+        globals: run.globals,
+        namespacesJson: JSON.stringify(run.namespaces),
+        limits: this.#options.limits,
+      };
+      worker.child.send(request, (error) => {
+        if (error) this.#finish(runId, failed(`could not reach the script worker: ${error.message}`));
+      });
+    });
+  }
+
+  /** Process ids of the workers (diagnostics and tests). */
+  get pids(): number[] {
+    return this.#workers.map((worker) => worker.child.pid ?? -1);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await Promise.all(
+      this.#workers.map(async ({ child }) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }),
+    );
+  }
+
+  #spawn(index: number): Worker {
+    const child = fork(WORKER, [], { execArgv: EXEC_ARGV, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const worker: Worker = { index, child };
+    child.on('message', (message: FromWorker) => this.#onMessage(worker, message));
+    child.on('error', (error) => this.#options.logger.warn({ err: error, worker: index }, 'script worker channel error'));
+    child.on('exit', (code, signal) => {
+      const reason = `the script worker died (${signal ?? `exit code ${code}`})`;
+      for (const [runId, flight] of this.#inFlight) if (flight.worker === worker) this.#finish(runId, failed(reason));
+      if (this.#stopping) return;
+      this.#options.logger.error({ worker: index, code, signal }, 'script worker died; starting a new one');
+      this.#workers[index] = this.#spawn(index);
+    });
+    return worker;
+  }
+
+  #onMessage(worker: Worker, message: FromWorker): void {
+    if (message.kind === 'done') {
+      this.#finish(message.runId, message.result);
+      return;
+    }
+    const flight = this.#inFlight.get(message.runId);
+    if (!flight) return;
+    let args: unknown[];
+    try {
+      args = JSON.parse(message.argsJson) as unknown[];
+    } catch {
+      args = [];
+    }
+    const reply = (answer: { json?: string; error?: string }) => {
+      // The run may have ended (wall time) or the worker died while the host worked: then nobody waits.
+      if (worker.child.connected) worker.child.send({ kind: 'reply', callId: message.callId, ...answer }, () => undefined);
+    };
+    flight.host(message.namespace, message.fn, args).then(
+      (value) => reply(value === undefined ? {} : { json: JSON.stringify(value) }),
+      (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
+    );
+  }
+
+  #finish(runId: number, result: RunResult): void {
+    const flight = this.#inFlight.get(runId);
+    if (!flight) return;
+    this.#inFlight.delete(runId);
+    flight.resolve(result);
+  }
+}
+
+function failed(error: string): RunResult {
+  return { status: 'failed', error, line: null, logs: [], durationMs: 0 };
+}
+
+/** FNV-1a: cheap, stable placement of an account on a worker. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}

@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import { WorkerPool, type ScriptRun } from '../../src/triggers/sandbox/worker-pool.js';
+
+/** The sandbox on its own: real worker processes, real isolated-vm isolates. */
+describe('script sandbox (worker processes + isolated-vm)', () => {
+  let pool: WorkerPool;
+  let n = 0;
+
+  before(() => {
+    pool = new WorkerPool({ workers: 2, limits: { timeoutMs: 200, wallTimeoutMs: 3000, memoryMb: 32 }, logger: pino({ level: 'silent' }) });
+  });
+  after(() => pool.stop());
+
+  const run = (script: string, extra: Partial<ScriptRun> = {}) =>
+    pool.run({
+      accountId: 'acc-1',
+      scriptId: `s${n++}`,
+      scriptName: 'trigger:test.js',
+      script,
+      globals: { event: { type: 'reading', data: { t: 21.5 } } },
+      namespaces: { trigger: [], demo: ['echo', 'fail', 'slow'] },
+      host: async (namespace, fn, args) => {
+        if (fn === 'echo') return { namespace, fn, args };
+        if (fn === 'slow') return new Promise((resolve) => setTimeout(() => resolve('late'), 10_000));
+        throw new Error('no such thing');
+      },
+      ...extra,
+    });
+
+  it('runs a script with its globals and collects what it logs', async () => {
+    const result = await run(`log('temperature', event.data.t); console.log({ a: 1 });`);
+    assert.equal(result.status, 'success', result.error ?? '');
+    assert.deepEqual(result.logs, ['temperature 21.5', '{"a":1}']);
+    assert.ok(result.durationMs >= 0);
+  });
+
+  it('calls host namespaces in synchronous style and raises host errors in the script', async () => {
+    const result = await run(`
+      var r = demo.echo(1, 'two', { three: 3 });
+      log(JSON.stringify(r));
+      try { demo.fail(); } catch (e) { log('caught: ' + e.message); }
+    `);
+    assert.equal(result.status, 'success', result.error ?? '');
+    assert.deepEqual(result.logs, ['{"namespace":"demo","fn":"echo","args":[1,"two",{"three":3}]}', 'caught: demo.fail: no such thing']);
+  });
+
+  it('fails an execution on trigger.exit with its message, even when the script catches it', async () => {
+    const result = await run(`log('before'); try { trigger.exit('no position fix'); } catch (e) {} log('after');`);
+    assert.deepEqual([result.status, result.error], ['failed', 'no position fix']);
+    assert.deepEqual(result.logs, ['before', 'after']);
+  });
+
+  it('reports an uncaught error with its script line', async () => {
+    const result = await run(`var a = 1;\nvar b = 2;\nthrow new Error('bad reading');`);
+    assert.deepEqual([result.status, result.error, result.line], ['failed', 'bad reading', 3]);
+    const syntax = await run(`var = ;`);
+    assert.equal(syntax.status, 'failed');
+    assert.match(syntax.error ?? '', /SyntaxError|Unexpected/);
+  });
+
+  it('stops an infinite loop at the CPU limit', async () => {
+    const result = await run(`while (true) {}`);
+    assert.equal(result.status, 'failed');
+    assert.match(result.error ?? '', /^timeout/);
+    assert.equal((await run(`log('still fine')`)).status, 'success', 'the account runs again afterwards');
+  });
+
+  it('stops a memory bomb at the memory limit, and the pool keeps working', async () => {
+    const result = await run(`var a = []; while (true) { a.push(new Array(100000).fill('x' + a.length)); }`, { accountId: 'bomber' });
+    assert.equal(result.status, 'failed');
+    assert.match(result.error ?? '', /memory limit|timeout/);
+    const after = await run(`log('ok')`, { accountId: 'bomber' });
+    assert.deepEqual([after.status, after.logs], ['success', ['ok']]);
+  });
+
+  it('ends a run stuck in a host call at the wall time limit', async () => {
+    const result = await run(`demo.slow();`);
+    assert.equal(result.status, 'failed');
+    assert.match(result.error ?? '', /^wall time limit/);
+  });
+
+  it('offers no way out: require, process, host references, constructor chains, Function, eval', async () => {
+    const attempts = [
+      `typeof require !== 'undefined' && require('fs')`,
+      `typeof process !== 'undefined' && process.exit(1)`,
+      `typeof __iotbCall !== 'undefined' || typeof __iotbLog !== 'undefined' || typeof __iotbExit !== 'undefined'`,
+      `this.constructor.constructor('return typeof process !== "undefined" ? process : null')()`,
+      `Function('return typeof require !== "undefined" ? require : null')()`,
+      `eval('typeof globalThis.process !== "undefined" ? globalThis.process : null')`,
+      `demo.echo.constructor('return typeof process !== "undefined" ? process : null')()`,
+      `(function(){ return this })().constructor.constructor('return typeof module !== "undefined" ? module : null')()`,
+      `Object.getPrototypeOf(demo.echo).constructor('return typeof Buffer !== "undefined" ? Buffer : null')()`,
+    ];
+    for (const expression of attempts) {
+      const result = await run(`var found = (function () { try { return ${expression}; } catch (e) { return null; } })(); log(String(!!found));`);
+      assert.equal(result.status, 'success', `${expression}: ${result.error}`);
+      assert.deepEqual(result.logs, ['false'], expression);
+    }
+  });
+
+  it('does not carry state from one run to the next (prototype pollution, globals)', async () => {
+    await run(`Object.prototype.polluted = 'yes'; globalThis.leftover = 42; Array.prototype.push = null;`);
+    const result = await run(`log(String(({}).polluted), String(typeof leftover), typeof [].push);`);
+    assert.deepEqual(result.logs, ['undefined undefined function']);
+    const frozen = await run(`try { log = null; } catch (e) {} try { demo.echo = null; } catch (e) {} log(typeof log, typeof demo.echo);`);
+    assert.deepEqual(frozen.logs, ['function function']);
+  });
+
+  it('fails the runs of a worker that dies with the reason, and replaces the worker', async () => {
+    const before = pool.pids;
+    const pending = run(`demo.slow();`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const pid of before) process.kill(pid, 'SIGKILL');
+    const result = await pending;
+    assert.equal(result.status, 'failed');
+    assert.match(result.error ?? '', /script worker died \(SIGKILL\)/);
+    const again = await run(`log('back')`);
+    assert.deepEqual([again.status, again.logs], ['success', ['back']]);
+    assert.ok(pool.pids.every((pid) => !before.includes(pid)), 'new worker processes');
+  });
+
+  it('keeps accounts in separate isolates', async () => {
+    const a = await run(`log(typeof leak)`, { accountId: 'tenant-a', globals: { leak: 'a-secret' } });
+    const b = await run(`log(typeof leak)`, { accountId: 'tenant-b', globals: {} });
+    assert.deepEqual([a.logs, b.logs], [['string'], ['undefined']]);
+  });
+});
