@@ -6,6 +6,8 @@ import { ConfigError, ENV_NAMES, type Config } from './config.js';
 import { createDomain, type Domain } from './domain/domain.js';
 import { DurableEventBus, type EventBus } from './events/event-bus.js';
 import { RetentionJob } from './events/retention.js';
+import { TriggerEngine } from './triggers/engine.js';
+import { WorkerPool } from './triggers/sandbox/worker-pool.js';
 import { createLogger } from './logger.js';
 import { openDatabase, type Database } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -32,6 +34,7 @@ export class IotBridge {
   #http: FastifyInstance | undefined;
   #bus: EventBus | undefined;
   #retention: RetentionJob | undefined;
+  #scripts: WorkerPool | undefined;
   #ready = false;
 
   readonly #beforeBusStart: ((bus: EventBus) => void | Promise<void>) | undefined;
@@ -76,12 +79,19 @@ export class IotBridge {
     const domain = createDomain(stores, bus, config);
     this.#domain = domain;
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
+    this.#scripts = new WorkerPool({
+      workers: config.scriptWorkers,
+      limits: { timeoutMs: config.scriptTimeoutMs, wallTimeoutMs: config.scriptWallTimeoutMs, memoryMb: config.scriptMemoryMb },
+      logger,
+    });
+    const engine = new TriggerEngine({ ...domain, runner: this.#scripts, logger });
+    engine.attach(bus);
     await this.#beforeBusStart?.(bus);
     await bus.start();
     this.#retention = new RetentionJob(stores.events, { days: config.historyRetentionDays, logger });
     this.#retention.start();
 
-    const http = await buildHttpApi({ domain, logger, version: VERSION, isReady: () => this.#ready });
+    const http = await buildHttpApi({ domain, engine, logger, version: VERSION, isReady: () => this.#ready });
     this.#http = http;
     const httpPort = await listen(http, config.httpPort, config.httpHost);
     this.#ready = true;
@@ -95,9 +105,11 @@ export class IotBridge {
     await this.#retention?.stop();
     await this.#http?.close();
     await this.#bus?.stop();
+    await this.#scripts?.stop();
     await this.#database?.close();
     this.#http = undefined;
     this.#bus = undefined;
+    this.#scripts = undefined;
     this.#database = undefined;
   }
 

@@ -24,6 +24,14 @@ export interface Config {
   readonly eventParallelism: number;
   /** Days events stay in the history; 0 keeps them forever. `IOTBRIDGE_HISTORY_RETENTION_DAYS`, default 30. */
   readonly historyRetentionDays: number;
+  /** Script worker processes. `IOTBRIDGE_SCRIPT_WORKERS`, default 1. */
+  readonly scriptWorkers: number;
+  /** CPU time one trigger run may use. `IOTBRIDGE_SCRIPT_TIMEOUT_MS`, default 1000. */
+  readonly scriptTimeoutMs: number;
+  /** Wall time one run may take, host calls included. `IOTBRIDGE_SCRIPT_WALL_TIMEOUT_MS`, default 30000. */
+  readonly scriptWallTimeoutMs: number;
+  /** Heap of one account's script isolate. `IOTBRIDGE_SCRIPT_MEMORY_MB`, default 64. */
+  readonly scriptMemoryMb: number;
   /** pino level. `IOTBRIDGE_LOG_LEVEL`, default `info`. */
   readonly logLevel: string;
 }
@@ -36,6 +44,10 @@ export const DEFAULTS = {
   tokenCacheTtlSeconds: 10,
   eventParallelism: 50,
   historyRetentionDays: 30,
+  scriptWorkers: 1,
+  scriptTimeoutMs: 1000,
+  scriptWallTimeoutMs: 30_000,
+  scriptMemoryMb: 64,
   logLevel: 'info',
 } as const;
 
@@ -52,6 +64,10 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   tokenCacheTtlSeconds: 'IOTBRIDGE_TOKEN_CACHE_TTL',
   eventParallelism: 'IOTBRIDGE_EVENT_PARALLELISM',
   historyRetentionDays: 'IOTBRIDGE_HISTORY_RETENTION_DAYS',
+  scriptWorkers: 'IOTBRIDGE_SCRIPT_WORKERS',
+  scriptTimeoutMs: 'IOTBRIDGE_SCRIPT_TIMEOUT_MS',
+  scriptWallTimeoutMs: 'IOTBRIDGE_SCRIPT_WALL_TIMEOUT_MS',
+  scriptMemoryMb: 'IOTBRIDGE_SCRIPT_MEMORY_MB',
   logLevel: 'IOTBRIDGE_LOG_LEVEL',
 };
 
@@ -94,6 +110,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     tokenCacheTtlSeconds: nonNegativeInt(merged, 'tokenCacheTtlSeconds'),
     eventParallelism: integer(merged, 'eventParallelism', 1, 10_000),
     historyRetentionDays: nonNegativeInt(merged, 'historyRetentionDays'),
+    scriptWorkers: integer(merged, 'scriptWorkers', 1, 64),
+    scriptTimeoutMs: integer(merged, 'scriptTimeoutMs', 1, 600_000),
+    scriptWallTimeoutMs: integer(merged, 'scriptWallTimeoutMs', 1, 3_600_000),
+    scriptMemoryMb: integer(merged, 'scriptMemoryMb', 8, 4096),
     logLevel: optionalString(merged, 'logLevel') ?? DEFAULTS.logLevel,
   };
 }

@@ -41,6 +41,9 @@ export const ERRORS = {
   // Events and history
   IOTB_EVENT_NOT_FOUND: { status: 404, message: 'No such event in the history' },
 
+  // Triggers
+  IOTB_TRIGGER_NOT_FOUND: { status: 404, message: 'No such trigger' },
+
   // Platform
   IOTB_INTERNAL: { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -2,6 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import { KEEP_ALIVE_MODES, SERVICE_TYPES } from '../domain/services.js';
 import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT } from '../domain/pagination.js';
+import { FILTER_TYPES } from '../triggers/filters.js';
 
 /** Shared JSON Schemas of the HTTP API: they validate requests, shape responses and make the OpenAPI document. */
 
@@ -254,3 +255,62 @@ export const EventPost = Type.Object(
   },
   { additionalProperties: false },
 );
+
+// Triggers
+
+const Filter = Type.Object(
+  {
+    type: Type.Enum([...FILTER_TYPES]),
+    field: Type.Optional(Type.String({ maxLength: 200, description: 'Dotted path into the event, e.g. data.temperature' })),
+    value: Type.Optional(Type.Unknown()),
+    values: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
+const GlobalVariable = Type.Object({ value: Type.Unknown(), protected: Type.Boolean({ default: false, description: 'An import leaves the current value alone' }) }, { additionalProperties: false });
+
+export const Trigger = Type.Object({
+  id: Id,
+  accountId: Id,
+  name: Type.String(),
+  events: Type.Array(Type.String()),
+  filters: Type.Array(Filter),
+  script: Type.String(),
+  enabled: Type.Boolean(),
+  library: Type.Boolean(),
+  globals: Type.Record(Type.String(), GlobalVariable),
+  form: Type.Unknown(),
+  version: Type.Integer(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const TriggerWrite = Type.Object(
+  {
+    name: Name,
+    events: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, description: 'Event types it runs on' }),
+    filters: Type.Optional(Type.Array(Filter, { maxItems: 50 })),
+    script: Type.String({ maxLength: 256 * 1024 }),
+    enabled: Type.Optional(Type.Boolean()),
+    library: Type.Optional(Type.Boolean()),
+    globals: Type.Optional(Type.Record(Type.String(), GlobalVariable)),
+    form: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: false },
+);
+
+export const Execution = Type.Object({
+  id: Id,
+  accountId: Id,
+  triggerId: Id,
+  eventId: Id,
+  eventType: Type.String(),
+  startedAt: Timestamp,
+  durationMs: Type.Number(),
+  status: Type.Enum(['success', 'failed']),
+  error: Type.Union([Type.String(), Type.Null()]),
+  line: Type.Union([Type.Integer(), Type.Null()]),
+  logs: Type.Array(Type.String()),
+  test: Type.Boolean(),
+});

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Domain } from '../domain/domain.js';
+import type { TriggerEngine } from '../triggers/engine.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandling } from './error-handler.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -13,17 +14,19 @@ import { serviceRoutes } from './routes/services.js';
 import { superRoutes } from './routes/super.js';
 import { systemRoutes } from './routes/system.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { triggerRoutes } from './routes/triggers.js';
 import { userRoutes } from './routes/users.js';
 
 export interface HttpApiOptions {
   readonly domain: Domain;
+  readonly engine: TriggerEngine;
   readonly logger: FastifyBaseLogger;
   readonly version: string;
   readonly isReady: () => boolean;
 }
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, logger, version, isReady }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, logger, version, isReady }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -65,6 +68,7 @@ export async function buildHttpApi({ domain, logger, version, isReady }: HttpApi
   await app.register(serviceRoutes, { domain });
   await app.register(endpointRoutes, { domain });
   await app.register(eventRoutes, { domain });
+  await app.register(triggerRoutes, { domain, engine });
   await app.register(superRoutes, { domain });
   return app;
 }

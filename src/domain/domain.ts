@@ -7,6 +7,8 @@ import type { EventBus } from '../events/event-bus.js';
 import type { EventStore } from '../events/event-store.js';
 import { Events } from '../events/events.js';
 import { History } from '../events/history.js';
+import { Executions, type ExecutionStore } from '../triggers/executions.js';
+import { Triggers, type TriggerStore } from '../triggers/triggers.js';
 
 /** The domain services: the only code that changes state. HTTP routes, scripts and protocol adapters all call these. */
 export interface Domain {
@@ -17,6 +19,8 @@ export interface Domain {
   readonly endpoints: Endpoints;
   readonly events: Events;
   readonly history: History;
+  readonly triggers: Triggers;
+  readonly executions: Executions;
 }
 
 export interface DomainStores {
@@ -26,6 +30,8 @@ export interface DomainStores {
   readonly services: ServiceStore;
   readonly endpoints: EndpointStore;
   readonly events: EventStore;
+  readonly triggers: TriggerStore;
+  readonly executions: ExecutionStore;
 }
 
 export interface DomainOptions {
@@ -41,5 +47,7 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const endpoints = new Endpoints(stores.endpoints, services);
   const events = new Events(bus, endpoints);
   const history = new History(stores.events, endpoints);
-  return { accounts, tokens, users, services, endpoints, events, history };
+  const triggers = new Triggers(stores.triggers);
+  const executions = new Executions(stores.executions);
+  return { accounts, tokens, users, services, endpoints, events, history, triggers, executions };
 }

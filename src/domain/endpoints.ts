@@ -139,6 +139,11 @@ export class Endpoints {
     throw new AppError('IOTB_ENDPOINT_NOT_FOUND');
   }
 
+  /** For platform components acting on an event of the account (the trigger engine): no principal involved. */
+  async byId(accountId: string, id: string): Promise<Endpoint | undefined> {
+    return this.#store.getById(accountId, id);
+  }
+
   list(scope: Scope, filter: EndpointFilter, page: PageRequest, sort: EndpointSort = 'key'): Promise<Page<Endpoint>> {
     return this.#store.list(scope.accountId, filter, page, sort);
   }

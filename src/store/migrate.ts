@@ -2,12 +2,14 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './database.js';
 import { initial } from './migrations/0001-initial.js';
 import { events } from './migrations/0002-events.js';
+import { triggers } from './migrations/0003-triggers.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
   return {
     '0001-initial': initial(database.dialect),
     '0002-events': events(database.dialect),
+    '0003-triggers': triggers(database.dialect),
   };
 }
 

@@ -97,6 +97,38 @@ export interface EventQueueTable {
   event_seq: number;
 }
 
+export interface TriggersTable {
+  id: string;
+  account_id: string;
+  name: string;
+  events: Json;
+  filters: Json;
+  script: string;
+  enabled: number;
+  library: number;
+  globals: Json;
+  form: Json;
+  version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ExecutionsTable {
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  trigger_id: string;
+  event_id: string;
+  event_type: string;
+  started_at: number;
+  duration_ms: number;
+  status: string;
+  error: string | null;
+  line: number | null;
+  logs: Json;
+  test: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -107,6 +139,8 @@ export interface Schema {
   endpoint_storage: EndpointStorageTable;
   events: EventsTable;
   event_queue: EventQueueTable;
+  triggers: TriggersTable;
+  executions: ExecutionsTable;
 }
 
 export function toJson(value: unknown): string {

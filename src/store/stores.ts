@@ -6,6 +6,7 @@ import { SqlEventStore } from './event-store.js';
 import type { Schema } from './schema.js';
 import { SqlServiceStore } from './service-store.js';
 import { SqlTokenStore } from './token-store.js';
+import { SqlExecutionStore, SqlTriggerStore } from './trigger-store.js';
 import { SqlUserStore } from './user-store.js';
 
 /** Every domain store on one Kysely database (SQLite or PostgreSQL alike). */
@@ -17,5 +18,7 @@ export function sqlStores(db: Kysely<Schema>): DomainStores {
     services: new SqlServiceStore(db),
     endpoints: new SqlEndpointStore(db),
     events: new SqlEventStore(db),
+    triggers: new SqlTriggerStore(db),
+    executions: new SqlExecutionStore(db),
   };
 }

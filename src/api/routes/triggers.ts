@@ -1,0 +1,86 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Domain } from '../../domain/domain.js';
+import { pageRequest } from '../../domain/pagination.js';
+import { createEvent } from '../../events/event.js';
+import type { TriggerEngine } from '../../triggers/engine.js';
+import { ERROR_RESPONSES, EventPost, Execution, IdParams, List, PageQuery, Trigger, TriggerWrite } from '../schemas.js';
+
+export const triggerRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; engine: TriggerEngine }> = async (app, { domain, engine }) => {
+  const { triggers } = domain;
+
+  app.get(
+    '/triggers',
+    { schema: { tags: ['triggers'], summary: 'Triggers of the acting account', querystring: Type.Object(PageQuery), response: { 200: List(Trigger), ...ERROR_RESPONSES } } },
+    async (request) => triggers.list(request.scope, pageRequest(request.query.limit, request.query.offset)),
+  );
+
+  app.post(
+    '/triggers',
+    { schema: { tags: ['triggers'], summary: 'Create a trigger', body: TriggerWrite, response: { 201: Trigger, ...ERROR_RESPONSES } } },
+    async (request, reply) => reply.status(201).send(await triggers.create(request.scope, request.body)),
+  );
+
+  app.get(
+    '/triggers/:id',
+    { schema: { tags: ['triggers'], summary: 'One trigger', params: IdParams, response: { 200: Trigger, ...ERROR_RESPONSES } } },
+    async (request) => triggers.get(request.scope, request.params.id),
+  );
+
+  app.put(
+    '/triggers/:id',
+    { schema: { tags: ['triggers'], summary: 'Replace a trigger (its version grows)', params: IdParams, body: TriggerWrite, response: { 200: Trigger, ...ERROR_RESPONSES } } },
+    async (request) => triggers.replace(request.scope, request.params.id, request.body),
+  );
+
+  app.delete(
+    '/triggers/:id',
+    { schema: { tags: ['triggers'], summary: 'Delete a trigger', params: IdParams, response: { 204: Type.Null(), ...ERROR_RESPONSES } } },
+    async (request, reply) => {
+      await triggers.delete(request.scope, request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/triggers/:id/run',
+    {
+      schema: {
+        tags: ['triggers'],
+        summary: 'Test-run a trigger against the event in the body, now, whatever its event types, filters or enabled flag; the execution is recorded with test=true',
+        params: IdParams,
+        body: EventPost,
+        response: { 200: Execution, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const trigger = await triggers.get(request.scope, request.params.id);
+      const endpoint = request.body.endpoint === undefined ? undefined : await domain.endpoints.get(request.scope, request.body.endpoint);
+      const event = createEvent({
+        type: request.body.type,
+        accountId: request.scope.accountId,
+        serviceId: endpoint?.serviceId,
+        endpointId: endpoint?.id,
+        endpointKey: endpoint?.key,
+        data: request.body.data,
+      });
+      return engine.run(trigger, event, true);
+    },
+  );
+
+  app.get(
+    '/executions',
+    {
+      schema: {
+        tags: ['triggers'],
+        summary: 'Trigger executions of the acting account, newest first',
+        querystring: Type.Object({ ...PageQuery, triggerId: Type.Optional(Type.String({ maxLength: 64 })), status: Type.Optional(Type.Enum(['success', 'failed'])) }),
+        response: { 200: List(Execution), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { limit, offset, ...filter } = request.query;
+      return domain.executions.list(request.scope, filter, pageRequest(limit, offset));
+    },
+  );
+};

@@ -1,0 +1,147 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { PageRequest } from '../domain/pagination.js';
+import type { Execution, ExecutionFilter, ExecutionStore } from '../triggers/executions.js';
+import type { TriggerFilter } from '../triggers/filters.js';
+import type { RunStatus } from '../triggers/sandbox/protocol.js';
+import type { GlobalVariable, Trigger, TriggerStore } from '../triggers/triggers.js';
+import { fromJson, toJson, type ExecutionsTable, type Schema, type TriggersTable } from './schema.js';
+import { page, toIso, toMs } from './sql.js';
+
+export class SqlTriggerStore implements TriggerStore {
+  readonly #db: Kysely<Schema>;
+
+  constructor(db: Kysely<Schema>) {
+    this.#db = db;
+  }
+
+  async insert(trigger: Trigger): Promise<void> {
+    await this.#db.insertInto('triggers').values(toRow(trigger)).execute();
+  }
+
+  async get(accountId: string, id: string): Promise<Trigger | undefined> {
+    const row = await this.#db.selectFrom('triggers').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    return row && toTrigger(row);
+  }
+
+  async list(accountId: string, request: PageRequest) {
+    const base = this.#db.selectFrom('triggers').where('account_id', '=', accountId);
+    const [rows, count] = await Promise.all([
+      base.selectAll().orderBy('name').orderBy('id').limit(request.limit).offset(request.offset).execute(),
+      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return page(rows, count.n, request, toTrigger);
+  }
+
+  async active(accountId: string): Promise<Trigger[]> {
+    const rows = await this.#db
+      .selectFrom('triggers')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('enabled', '=', 1)
+      .where('library', '=', 0)
+      .orderBy('name')
+      .execute();
+    return rows.map(toTrigger);
+  }
+
+  async update(trigger: Trigger): Promise<void> {
+    const { id: _id, account_id: _account, created_at: _created, ...changes } = toRow(trigger);
+    await this.#db.updateTable('triggers').set(changes).where('id', '=', trigger.id).execute();
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.#db.deleteFrom('triggers').where('id', '=', id).execute();
+  }
+}
+
+export class SqlExecutionStore implements ExecutionStore {
+  readonly #db: Kysely<Schema>;
+
+  constructor(db: Kysely<Schema>) {
+    this.#db = db;
+  }
+
+  async insert(execution: Execution): Promise<void> {
+    await this.#db
+      .insertInto('executions')
+      .values({
+        id: execution.id,
+        account_id: execution.accountId,
+        trigger_id: execution.triggerId,
+        event_id: execution.eventId,
+        event_type: execution.eventType,
+        started_at: toMs(execution.startedAt),
+        duration_ms: execution.durationMs,
+        status: execution.status,
+        error: execution.error,
+        line: execution.line,
+        logs: toJson(execution.logs),
+        test: execution.test ? 1 : 0,
+      })
+      .execute();
+  }
+
+  async list(accountId: string, filter: ExecutionFilter, request: PageRequest) {
+    let base = this.#db.selectFrom('executions').where('account_id', '=', accountId);
+    if (filter.triggerId !== undefined) base = base.where('trigger_id', '=', filter.triggerId);
+    if (filter.status !== undefined) base = base.where('status', '=', filter.status);
+    const [rows, count] = await Promise.all([
+      base.selectAll().orderBy('seq', 'desc').limit(request.limit).offset(request.offset).execute(),
+      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return page(rows, count.n, request, toExecution);
+  }
+}
+
+function toRow(trigger: Trigger) {
+  return {
+    id: trigger.id,
+    account_id: trigger.accountId,
+    name: trigger.name,
+    events: toJson(trigger.events),
+    filters: toJson(trigger.filters),
+    script: trigger.script,
+    enabled: trigger.enabled ? 1 : 0,
+    library: trigger.library ? 1 : 0,
+    globals: toJson(trigger.globals),
+    form: toJson(trigger.form),
+    version: trigger.version,
+    created_at: toMs(trigger.createdAt),
+    updated_at: toMs(trigger.updatedAt),
+  };
+}
+
+function toTrigger(row: Selectable<TriggersTable>): Trigger {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    events: fromJson<string[]>(row.events),
+    filters: fromJson<TriggerFilter[]>(row.filters),
+    script: row.script,
+    enabled: row.enabled === 1,
+    library: row.library === 1,
+    globals: fromJson<Record<string, GlobalVariable>>(row.globals),
+    form: fromJson<unknown>(row.form),
+    version: row.version,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}
+
+function toExecution(row: Selectable<ExecutionsTable>): Execution {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    triggerId: row.trigger_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    startedAt: toIso(row.started_at),
+    durationMs: Number(row.duration_ms),
+    status: row.status as RunStatus,
+    error: row.error,
+    line: row.line,
+    logs: fromJson<string[]>(row.logs),
+    test: row.test === 1,
+  };
+}

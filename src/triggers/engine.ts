@@ -1,0 +1,100 @@
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+import type { Endpoint, Endpoints } from '../domain/endpoints.js';
+import { newId } from '../domain/ids.js';
+import type { Event } from '../events/event.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { Execution, Executions } from './executions.js';
+import { matches, needsEndpoint } from './filters.js';
+import type { ScriptRunner } from './sandbox/worker-pool.js';
+import type { Trigger, Triggers } from './triggers.js';
+
+/** Host namespaces scripts can call; each namespace is one module added here (the protocol ones come later). */
+const NAMESPACES: Record<string, string[]> = { trigger: [] };
+
+/**
+ * Reacts to events: finds the account's enabled triggers listening to the event's type whose filters
+ * hold, runs each in the sandbox, and records the execution. Nothing calls a trigger but this engine.
+ */
+export class TriggerEngine {
+  readonly #triggers: Triggers;
+  readonly #executions: Executions;
+  readonly #endpoints: Endpoints;
+  readonly #runner: ScriptRunner;
+  readonly #logger: Logger;
+  /** Active triggers per account; dropped when the account's triggers change. */
+  readonly #active = new LRUCache<string, Promise<Trigger[]>>({ max: 10_000 });
+
+  constructor(deps: { triggers: Triggers; executions: Executions; endpoints: Endpoints; runner: ScriptRunner; logger: Logger }) {
+    this.#triggers = deps.triggers;
+    this.#executions = deps.executions;
+    this.#endpoints = deps.endpoints;
+    this.#runner = deps.runner;
+    this.#logger = deps.logger;
+    this.#triggers.onChange((accountId) => this.#active.delete(accountId));
+  }
+
+  attach(bus: EventBus): void {
+    bus.subscribe((event) => this.handle(event));
+  }
+
+  /** Runs every matching trigger for one event, one after another (so an endpoint's events stay ordered). */
+  async handle(event: Event): Promise<void> {
+    let triggers = this.#active.get(event.accountId);
+    if (!triggers) {
+      triggers = this.#triggers.active(event.accountId);
+      this.#active.set(event.accountId, triggers);
+      triggers.catch(() => this.#active.delete(event.accountId));
+    }
+    const listening = (await triggers).filter((trigger) => trigger.events.includes(event.type));
+    if (listening.length === 0) return;
+    let endpoint: Endpoint | undefined;
+    if (event.endpointId && listening.some((t) => needsEndpoint(t.filters))) endpoint = await this.#endpointOf(event);
+    for (const trigger of listening) {
+      if (matches(trigger.filters, event, endpoint)) await this.run(trigger, event, false);
+    }
+  }
+
+  /** Runs one trigger on one event and records the execution (also used for test runs). */
+  async run(trigger: Trigger, event: Event, test: boolean): Promise<Execution> {
+    const startedAt = new Date().toISOString();
+    const globals: Record<string, unknown> = { event };
+    for (const [name, variable] of Object.entries(trigger.globals)) globals[name] = variable.value;
+    const result = await this.#runner.run({
+      accountId: trigger.accountId,
+      scriptId: `${trigger.id}@${trigger.version}`,
+      scriptName: `trigger:${trigger.name.replace(/[^\w.-]/g, '_')}.js`,
+      script: trigger.script,
+      globals,
+      namespaces: NAMESPACES,
+      host: async (namespace, fn) => {
+        throw new Error(`${namespace}.${fn} is not available yet`);
+      },
+    });
+    const execution: Execution = {
+      id: newId(),
+      accountId: trigger.accountId,
+      triggerId: trigger.id,
+      eventId: event.id,
+      eventType: event.type,
+      startedAt,
+      durationMs: Math.round(result.durationMs * 1000) / 1000,
+      status: result.status,
+      error: result.error,
+      line: result.line,
+      logs: result.logs,
+      test,
+    };
+    try {
+      await this.#executions.record(execution);
+    } catch (error) {
+      this.#logger.error({ err: error, triggerId: trigger.id }, 'could not record a trigger execution');
+    }
+    return execution;
+  }
+
+  /** Undefined when deleted since the event: tag and status-detail filters then see no endpoint. */
+  #endpointOf(event: Event): Promise<Endpoint | undefined> {
+    return this.#endpoints.byId(event.accountId, event.endpointId!);
+  }
+}

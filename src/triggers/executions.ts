@@ -1,0 +1,50 @@
+import type { Page, PageRequest } from '../domain/pagination.js';
+import type { Scope } from '../domain/scope.js';
+import type { RunStatus } from './sandbox/protocol.js';
+
+/** The record of one trigger run. */
+export interface Execution {
+  readonly id: string;
+  readonly accountId: string;
+  readonly triggerId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly status: RunStatus;
+  /** The `trigger.exit` message, the uncaught error, `timeout…`, `memory limit…`, or why the worker died. */
+  readonly error: string | null;
+  /** Script line of an uncaught error, when known. */
+  readonly line: number | null;
+  /** What the script logged (`log`, `console.*`), at most 100 lines. */
+  readonly logs: string[];
+  /** Run through `POST /triggers/{id}/run` rather than by an event on the bus. */
+  readonly test: boolean;
+}
+
+export interface ExecutionFilter {
+  readonly triggerId?: string | undefined;
+  readonly status?: RunStatus | undefined;
+}
+
+export interface ExecutionStore {
+  insert(execution: Execution): Promise<void>;
+  /** Newest first. */
+  list(accountId: string, filter: ExecutionFilter, page: PageRequest): Promise<Page<Execution>>;
+}
+
+export class Executions {
+  readonly #store: ExecutionStore;
+
+  constructor(store: ExecutionStore) {
+    this.#store = store;
+  }
+
+  record(execution: Execution): Promise<void> {
+    return this.#store.insert(execution);
+  }
+
+  list(scope: Scope, filter: ExecutionFilter, page: PageRequest): Promise<Page<Execution>> {
+    return this.#store.list(scope.accountId, filter, page);
+  }
+}
