@@ -22,8 +22,15 @@ export class Events {
 
   /** Accepts a custom event; resolves once it is durable (it will reach every trigger, even across a restart). */
   async post(scope: Scope, input: CustomEventInput): Promise<Event> {
+    const event = await this.build(scope, input);
+    await this.#bus.publish([event]);
+    return event;
+  }
+
+  /** The event `post` would publish, without publishing it (test runs of a trigger). */
+  async build(scope: Scope, input: CustomEventInput): Promise<Event> {
     const endpoint = input.endpoint === undefined ? undefined : await this.#endpoints.get(scope, input.endpoint);
-    const event = createEvent({
+    return createEvent({
       type: input.type,
       accountId: scope.accountId,
       serviceId: endpoint?.serviceId,
@@ -31,7 +38,5 @@ export class Events {
       endpointKey: endpoint?.key,
       data: input.data,
     });
-    await this.#bus.publish([event]);
-    return event;
   }
 }

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Domain } from '../../domain/domain.js';
 import { pageRequest } from '../../domain/pagination.js';
-import { createEvent } from '../../events/event.js';
 import type { TriggerEngine } from '../../triggers/engine.js';
 import { ERROR_RESPONSES, EventPost, Execution, IdParams, List, PageQuery, Trigger, TriggerWrite } from '../schemas.js';
 
@@ -55,16 +54,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; engine: 
     },
     async (request) => {
       const trigger = await triggers.get(request.scope, request.params.id);
-      const endpoint = request.body.endpoint === undefined ? undefined : await domain.endpoints.get(request.scope, request.body.endpoint);
-      const event = createEvent({
-        type: request.body.type,
-        accountId: request.scope.accountId,
-        serviceId: endpoint?.serviceId,
-        endpointId: endpoint?.id,
-        endpointKey: endpoint?.key,
-        data: request.body.data,
-      });
-      return engine.run(trigger, event, true);
+      return engine.run(trigger, await domain.events.build(request.scope, request.body), true);
     },
   );
 
