@@ -6,7 +6,9 @@ import { ConfigError, ENV_NAMES, type Config } from './config.js';
 import { createDomain, type Domain } from './domain/domain.js';
 import { DurableEventBus, type EventBus } from './events/event-bus.js';
 import { RetentionJob } from './events/retention.js';
+import { MemoryCache } from './triggers/cache.js';
 import { TriggerEngine } from './triggers/engine.js';
+import { SERVICE_NAMESPACES } from './triggers/namespaces/index.js';
 import { WorkerPool } from './triggers/sandbox/worker-pool.js';
 import { createLogger } from './logger.js';
 import { openDatabase, type Database } from './store/database.js';
@@ -84,7 +86,7 @@ export class IotBridge {
       limits: { timeoutMs: config.scriptTimeoutMs, wallTimeoutMs: config.scriptWallTimeoutMs, memoryMb: config.scriptMemoryMb },
       logger,
     });
-    const engine = new TriggerEngine({ ...domain, runner: this.#scripts, logger });
+    const engine = new TriggerEngine({ domain, runner: this.#scripts, cache: new MemoryCache(), namespaces: SERVICE_NAMESPACES, logger });
     engine.attach(bus);
     await this.#beforeBusStart?.(bus);
     await bus.start();

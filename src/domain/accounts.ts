@@ -74,6 +74,17 @@ export class Accounts {
     return { accountId, accountPath: path, principal };
   }
 
+  /**
+   * The scope a platform component acts in for an account (a trigger's script): the account itself, no
+   * Super-Admin, and `actor` as the principal's id so what it does can be traced.
+   */
+  async platformScope(accountId: string, actor: string): Promise<Scope> {
+    const accountPath = await this.#pathOf(accountId);
+    if (accountPath === undefined) throw new AppError('IOTB_ACCOUNT_NOT_FOUND');
+    const principal: Principal = { tokenId: actor, kind: 'api', accountId, accountPath, superAdmin: false, userId: null, expiresAt: null };
+    return { accountId, accountPath, principal };
+  }
+
   /** The root account, created (with `name`) when the database is new. */
   async ensureRoot(name = 'root'): Promise<{ account: AccountRecord; created: boolean }> {
     const existing = await this.#store.findRoot();

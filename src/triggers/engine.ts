@@ -1,37 +1,43 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import type { Endpoint, Endpoints } from '../domain/endpoints.js';
+import type { Domain } from '../domain/domain.js';
+import type { Endpoint } from '../domain/endpoints.js';
 import { newId } from '../domain/ids.js';
 import type { Event } from '../events/event.js';
 import type { EventBus } from '../events/event-bus.js';
-import type { Execution, Executions } from './executions.js';
+import type { Cache } from './cache.js';
+import type { Execution } from './executions.js';
 import { matches, needsEndpoint } from './filters.js';
 import type { ScriptRunner } from './sandbox/worker-pool.js';
-import type { Trigger, Triggers } from './triggers.js';
+import type { HostFunction, Namespace, ScriptContext } from './namespaces/namespace.js';
+import type { Trigger } from './triggers.js';
 
-/** Host namespaces scripts can call; each namespace is one module added here (the protocol ones come later). */
-const NAMESPACES: Record<string, string[]> = { trigger: [] };
 
 /**
  * Reacts to events: finds the account's enabled triggers listening to the event's type whose filters
  * hold, runs each in the sandbox, and records the execution. Nothing calls a trigger but this engine.
  */
 export class TriggerEngine {
-  readonly #triggers: Triggers;
-  readonly #executions: Executions;
-  readonly #endpoints: Endpoints;
+  readonly #domain: Domain;
   readonly #runner: ScriptRunner;
+  readonly #cache: Cache;
   readonly #logger: Logger;
+  /** `{ namespace: [function names] }` for the sandbox, and the functions by `namespace.fn`. */
+  readonly #names: Record<string, string[]> = { trigger: [] };
+  readonly #functions = new Map<string, HostFunction>();
   /** Active triggers per account; dropped when the account's triggers change. */
   readonly #active = new LRUCache<string, Promise<Trigger[]>>({ max: 10_000 });
 
-  constructor(deps: { triggers: Triggers; executions: Executions; endpoints: Endpoints; runner: ScriptRunner; logger: Logger }) {
-    this.#triggers = deps.triggers;
-    this.#executions = deps.executions;
-    this.#endpoints = deps.endpoints;
+  constructor(deps: { domain: Domain; runner: ScriptRunner; cache: Cache; namespaces: readonly Namespace[]; logger: Logger }) {
+    this.#domain = deps.domain;
     this.#runner = deps.runner;
+    this.#cache = deps.cache;
     this.#logger = deps.logger;
-    this.#triggers.onChange((accountId) => this.#active.delete(accountId));
+    for (const namespace of deps.namespaces) {
+      this.#names[namespace.name] = [...(this.#names[namespace.name] ?? []), ...Object.keys(namespace.functions)];
+      for (const [fn, host] of Object.entries(namespace.functions)) this.#functions.set(`${namespace.name}.${fn}`, host);
+    }
+    this.#domain.triggers.onChange((accountId) => this.#active.delete(accountId));
   }
 
   attach(bus: EventBus): void {
@@ -42,7 +48,7 @@ export class TriggerEngine {
   async handle(event: Event): Promise<void> {
     let triggers = this.#active.get(event.accountId);
     if (!triggers) {
-      triggers = this.#triggers.active(event.accountId);
+      triggers = this.#domain.triggers.active(event.accountId);
       this.#active.set(event.accountId, triggers);
       triggers.catch(() => this.#active.delete(event.accountId));
     }
@@ -60,15 +66,24 @@ export class TriggerEngine {
     const startedAt = new Date().toISOString();
     const globals: Record<string, unknown> = { event };
     for (const [name, variable] of Object.entries(trigger.globals)) globals[name] = variable.value;
+    const context: ScriptContext = {
+      scope: await this.#domain.accounts.platformScope(trigger.accountId, `trigger:${trigger.id}`),
+      trigger,
+      event,
+      domain: this.#domain,
+      cache: this.#cache,
+    };
     const result = await this.#runner.run({
       accountId: trigger.accountId,
       scriptId: `${trigger.id}@${trigger.version}`,
       scriptName: `trigger:${trigger.name.replace(/[^\w.-]/g, '_')}.js`,
       script: trigger.script,
       globals,
-      namespaces: NAMESPACES,
-      host: async (namespace, fn) => {
-        throw new Error(`${namespace}.${fn} is not available yet`);
+      namespaces: this.#names,
+      host: async (namespace, fn, args) => {
+        const host = this.#functions.get(`${namespace}.${fn}`);
+        if (!host) throw new Error('no such function');
+        return host(context, args);
       },
     });
     const execution: Execution = {
@@ -86,7 +101,7 @@ export class TriggerEngine {
       test,
     };
     try {
-      await this.#executions.record(execution);
+      await this.#domain.executions.record(execution);
     } catch (error) {
       this.#logger.error({ err: error, triggerId: trigger.id }, 'could not record a trigger execution');
     }
@@ -95,6 +110,6 @@ export class TriggerEngine {
 
   /** Undefined when deleted since the event: tag and status-detail filters then see no endpoint. */
   #endpointOf(event: Event): Promise<Endpoint | undefined> {
-    return this.#endpoints.byId(event.accountId, event.endpointId!);
+    return this.#domain.endpoints.byId(event.accountId, event.endpointId!);
   }
 }

@@ -1,0 +1,68 @@
+import type { Domain } from '../../domain/domain.js';
+import type { Scope } from '../../domain/scope.js';
+import type { Event } from '../../events/event.js';
+import type { Cache } from '../cache.js';
+import type { Trigger } from '../triggers.js';
+
+/** What a namespace function knows of the run that called it. It acts as the trigger's account, nothing more. */
+export interface ScriptContext {
+  readonly scope: Scope;
+  readonly trigger: Trigger;
+  readonly event: Event;
+  readonly domain: Domain;
+  readonly cache: Cache;
+}
+
+/** Runs in the service for a script: gets the script's arguments (JSON values), returns a JSON value; a throw becomes an Error in the script. */
+export type HostFunction = (context: ScriptContext, args: unknown[]) => unknown;
+
+/** One script namespace: `endpoint`, `cache`, … Each is one module registered with the engine. */
+export interface Namespace {
+  readonly name: string;
+  readonly functions: Readonly<Record<string, HostFunction>>;
+}
+
+/** Thrown for bad arguments; the script sees `<namespace>.<fn>: <message>`. */
+export class ScriptArgumentError extends Error {}
+
+export function stringArg(args: unknown[], index: number, name: string): string {
+  const value = args[index];
+  if (typeof value !== 'string' || value === '') throw new ScriptArgumentError(`${name} must be a non-empty string`);
+  return value;
+}
+
+export function optionalString(args: unknown[], index: number, name: string): string | undefined {
+  const value = args[index];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new ScriptArgumentError(`${name} must be a string`);
+  return value;
+}
+
+export function objectArg(args: unknown[], index: number, name: string): Record<string, unknown> {
+  const value = args[index] ?? {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ScriptArgumentError(`${name} must be an object`);
+  return value as Record<string, unknown>;
+}
+
+export function numberArg(args: unknown[], index: number, name: string, fallback?: number): number {
+  const value = args[index] ?? fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new ScriptArgumentError(`${name} must be a number`);
+  return value;
+}
+
+/** An optional string property of an options object. */
+export function stringField(object: Record<string, unknown>, name: string): string | undefined {
+  const value = object[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new ScriptArgumentError(`${name} must be a string`);
+  return value;
+}
+
+/** An optional property that is a string or an array of strings. */
+export function stringListField(object: Record<string, unknown>, name: string): string[] | undefined {
+  const value = object[name];
+  if (value === undefined || value === null) return undefined;
+  const list = Array.isArray(value) ? (value as unknown[]) : [value];
+  if (!list.every((item) => typeof item === 'string')) throw new ScriptArgumentError(`${name} must be a string or an array of strings`);
+  return list;
+}
