@@ -138,5 +138,27 @@ for (const dialect of DIALECTS) {
       assert.ok(counters.every((r) => r.status === 'success'));
       assert.deepEqual((await run(`log(cache.get('shared'))`)).logs, ['5'], 'incr is atomic across concurrent runs');
     });
+
+    it('pure namespaces (convert, date, hash, json, network, geospatial, string) answer inside the worker', async () => {
+      const result = await run(`
+        log(hash.crc32('123456789'), hash.crc64('123456789'), hash.sha256('abc').slice(0, 8));
+        log(date.format('2026-07-01T12:00:00Z', 'HH:mm Z', 'Europe/Berlin'), /\\+09:00$/.test(date.now('Asia/Tokyo')));
+        log(JSON.stringify(json.patchApply({ a: 1 }, json.patchCreate({ a: 1 }, { a: 2, b: [1] }))));
+        log(network.isIpInCidrs('10.1.2.3', ['10.0.0.0/8']), network.splitHostPort('h:1').port, convert.mccmnc('26201').mnc);
+        log(Math.round(geospatial.geodist(48.8566, 2.3522, 51.5074, -0.1278) / 1000), convert.hexToInt('ff38', true), convert.imeisvToimei('4901542032375100'));
+        log(JSON.stringify(string.delimitedStringToObject('a=1,b=x')), JSON.stringify(convert.flattenObject({ a: { b: 1 } })));
+        try { date.now('Mars/Olympus'); } catch (e) { log(e.message); }
+      `);
+      assert.equal(result.status, 'success', `${result.error} line ${result.line}`);
+      assert.deepEqual(result.logs, [
+        '3421780262 995dc9bbdf1939fa ba7816bf',
+        '14:00 +02:00 true',
+        '{"a":2,"b":[1]}',
+        'true 1 01',
+        '344 -200 490154203237518',
+        '{"a":1,"b":"x"} {"a.b":1}',
+        'date.now: unknown timezone "Mars/Olympus"',
+      ]);
+    });
   });
 }

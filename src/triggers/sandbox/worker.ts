@@ -5,6 +5,7 @@
  * `--no-node-snapshot` (isolated-vm needs it on Node 20); if anything here dies, the pool replaces it.
  */
 import ivm from 'isolated-vm';
+import { LOCAL_NAMESPACES } from '../namespaces/local/index.js';
 import type { FromWorker, HostCall, RunRequest, RunResult, ToWorker } from './protocol.js';
 
 const MAX_LOG_LINES = 100;
@@ -52,6 +53,32 @@ const BOOTSTRAP = `
 `;
 
 const isolates = new Map<string, AccountIsolate>();
+/** The service's namespace list (by its JSON) with the worker-local namespaces added. */
+const namesWithLocal = new Map<string, string>();
+
+function withLocal(namespacesJson: string): string {
+  let merged = namesWithLocal.get(namespacesJson);
+  if (merged === undefined) {
+    const names = JSON.parse(namespacesJson) as Record<string, string[]>;
+    for (const [namespace, functions] of Object.entries(LOCAL_NAMESPACES)) names[namespace] = [...new Set([...(names[namespace] ?? []), ...Object.keys(functions)])];
+    merged = JSON.stringify(names);
+    namesWithLocal.set(namespacesJson, merged);
+  }
+  return merged;
+}
+
+/** Answers a pure namespace call here, or returns undefined when the service must answer it. */
+function localCall(namespace: string, fn: string, argsJson: string): string | undefined {
+  const functions = Object.hasOwn(LOCAL_NAMESPACES, namespace) ? LOCAL_NAMESPACES[namespace] : undefined;
+  const local = functions && Object.hasOwn(functions, fn) ? functions[fn] : undefined;
+  if (!local) return undefined;
+  try {
+    const value = local(JSON.parse(argsJson) as unknown[]);
+    return value === undefined ? '{}' : JSON.stringify({ value });
+  } catch (error) {
+    return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
+  }
+}
 const pendingCalls = new Map<number, { resolve: (json: string) => void; runId: number }>();
 let nextCallId = 1;
 
@@ -127,7 +154,7 @@ async function run(request: RunRequest): Promise<RunResult> {
     await global.set('__iotbExit', new ivm.Reference((message: string) => {
       exitMessage ??= message;
     }));
-    await global.set('__iotbNamespaces', request.namespacesJson);
+    await global.set('__iotbNamespaces', withLocal(request.namespacesJson));
     await entry.bootstrap.run(context, { timeout: request.limits.timeoutMs });
     for (const [name, value] of Object.entries(request.globals)) {
       await global.set(name, new ivm.ExternalCopy(value).copyInto());
@@ -153,6 +180,8 @@ async function run(request: RunRequest): Promise<RunResult> {
 }
 
 function hostCall(runId: number, namespace: string, fn: string, argsJson: string): Promise<string> {
+  const local = localCall(namespace, fn, argsJson);
+  if (local !== undefined) return Promise.resolve(local);
   const callId = nextCallId++;
   return new Promise<string>((resolve) => {
     pendingCalls.set(callId, { resolve, runId });
