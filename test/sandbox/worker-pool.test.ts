@@ -121,6 +121,17 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
     assert.ok(pool.pids.every((pid) => !before.includes(pid)), 'new worker processes');
   });
 
+  it('runs the same compiled script many times with nothing carried over, even what cannot be deleted', async () => {
+    const script = `var count = (typeof count === 'number' ? count : 0) + 1; implicit = (typeof implicit === 'number' ? implicit : 0) + 1; log(count, implicit, typeof stuck);`;
+    const same = { scriptId: 'reused@1' };
+    assert.deepEqual((await run(script, same)).logs, ['1 1 undefined']);
+    assert.deepEqual((await run(script, same)).logs, ['1 1 undefined']);
+    await run(`Object.defineProperty(globalThis, 'stuck', { value: 1, configurable: false });`);
+    assert.deepEqual((await run(script, same)).logs, ['1 1 undefined'], 'a context that could not be cleaned is replaced');
+    const frozen = await run(`'use strict'; try { Object.prototype.x = 1; } catch (e) { log(e.constructor.name); } try { JSON.parse = null; } catch (e) { log(e.constructor.name); }`);
+    assert.deepEqual(frozen.logs, ['TypeError', 'TypeError']);
+  });
+
   it('keeps accounts in separate isolates', async () => {
     const a = await run(`log(typeof leak)`, { accountId: 'tenant-a', globals: { leak: 'a-secret' } });
     const b = await run(`log(typeof leak)`, { accountId: 'tenant-b', globals: {} });

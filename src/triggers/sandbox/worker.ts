@@ -1,8 +1,11 @@
 /**
- * A script worker process: runs trigger scripts in isolated-vm isolates, one isolate per account,
- * a fresh context per run. Namespace calls go to the service over IPC and block the script until
- * answered (`applySyncPromise`), so scripts read synchronously. Started by WorkerPool with
- * `--no-node-snapshot` (isolated-vm needs it on Node 20); if anything here dies, the pool replaces it.
+ * A script worker process: runs trigger scripts in isolated-vm isolates, one isolate and one context per
+ * account. The context is locked down once (every built-in frozen) and each trigger version is compiled
+ * once into a function; a run calls that function with the event and the trigger's globals, and whatever a
+ * run adds to the global object is removed after it, so runs share nothing. Namespace calls go to the
+ * service over IPC and block the script until answered (`applySyncPromise`), so scripts read
+ * synchronously. Started by WorkerPool with `--no-node-snapshot` (isolated-vm needs it on Node 20); if
+ * anything here dies, the pool replaces it.
  */
 import ivm from 'isolated-vm';
 import { LOCAL_NAMESPACES } from '../namespaces/local/index.js';
@@ -12,29 +15,45 @@ const MAX_LOG_LINES = 100;
 const MAX_LOG_LINE = 2000;
 const MAX_ISOLATES = 100;
 
-interface AccountIsolate {
+interface AccountSandbox {
   readonly isolate: ivm.Isolate;
-  readonly scripts: Map<string, ivm.Script>;
-  readonly bootstrap: ivm.Script;
+  readonly context: ivm.Context;
+  /** The bootstrap's runner: (runId, fn, eventJson, globalsJson). */
+  readonly runner: ivm.Reference<(runId: number, fn: unknown, eventJson: string, globalsJson: string) => void>;
+  /** Compiled trigger functions by script id (trigger id @ version). */
+  readonly scripts: Map<string, ivm.Reference<unknown>>;
+  readonly namespacesJson: string;
   inUse: number;
+  /** A run left something on the global object that cannot be removed: the context is replaced after it. */
+  tainted: boolean;
 }
 
-/** Set up in every context before the user script; takes the host functions off the global object. */
+/** What one run collects while it executes. */
+interface RunState {
+  readonly logs: string[];
+  exitMessage: string | null;
+}
+
+/**
+ * Runs once per context: takes the host functions off the global object, defines log/console and the
+ * namespaces, freezes every built-in (no prototype pollution can outlive a run), and returns the runner.
+ */
 const BOOTSTRAP = `
 (function () {
-  const call = globalThis.__iotbCall, log = globalThis.__iotbLog, exit = globalThis.__iotbExit;
+  const call = globalThis.__iotbCall, log = globalThis.__iotbLog, exit = globalThis.__iotbExit, taint = globalThis.__iotbTaint;
   const names = JSON.parse(globalThis.__iotbNamespaces);
-  delete globalThis.__iotbCall; delete globalThis.__iotbLog; delete globalThis.__iotbExit; delete globalThis.__iotbNamespaces;
+  delete globalThis.__iotbCall; delete globalThis.__iotbLog; delete globalThis.__iotbExit; delete globalThis.__iotbTaint; delete globalThis.__iotbNamespaces;
+  let run = 0;
   const text = (v) => typeof v === 'string' ? v : (() => { try { return JSON.stringify(v); } catch (e) { return String(v); } })();
-  const write = (...args) => { log.applySync(undefined, [args.map(text).join(' ')]); };
+  const write = (...args) => { log.applySync(undefined, [run, args.map(text).join(' ')]); };
   const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
   define('log', write);
-  define('console', Object.freeze({ log: write, info: write, warn: write, error: write, debug: write }));
+  define('console', { log: write, info: write, warn: write, error: write, debug: write });
   for (const namespace of Object.keys(names)) {
     const target = {};
     for (const fn of names[namespace]) {
       target[fn] = function () {
-        const out = call.applySyncPromise(undefined, [namespace, fn, JSON.stringify(Array.from(arguments))]);
+        const out = call.applySyncPromise(undefined, [run, namespace, fn, JSON.stringify(Array.from(arguments))]);
         const reply = JSON.parse(out);
         if (reply.error !== undefined) throw new Error(namespace + '.' + fn + ': ' + reply.error);
         return reply.value;
@@ -43,16 +62,46 @@ const BOOTSTRAP = `
     if (namespace === 'trigger') {
       target.exit = function (message) {
         const why = message === undefined ? 'trigger.exit()' : String(message);
-        exit.applySync(undefined, [why]);
+        exit.applySync(undefined, [run, why]);
         throw new Error('trigger.exit: ' + why);
       };
     }
-    define(namespace, Object.freeze(target));
+    define(namespace, target);
   }
-})();
+  const frozen = new WeakSet();
+  const freeze = (value) => {
+    if ((typeof value !== 'object' && typeof value !== 'function') || value === null || frozen.has(value)) return;
+    frozen.add(value);
+    Object.freeze(value);
+    for (const key of Reflect.ownKeys(value)) {
+      const d = Object.getOwnPropertyDescriptor(value, key);
+      if (!d) continue;
+      if ('value' in d) freeze(d.value); else { freeze(d.get); freeze(d.set); }
+    }
+    freeze(Object.getPrototypeOf(value));
+  };
+  for (const key of Reflect.ownKeys(globalThis)) {
+    const d = Object.getOwnPropertyDescriptor(globalThis, key);
+    if (d && 'value' in d && d.value !== globalThis) freeze(d.value);
+  }
+  freeze(Object.getPrototypeOf(globalThis));
+  const baseline = new Set(Reflect.ownKeys(globalThis));
+  return function (runId, fn, eventJson, globalsJson) {
+    run = runId;
+    try {
+      fn(JSON.parse(eventJson), JSON.parse(globalsJson));
+    } finally {
+      for (const key of Reflect.ownKeys(globalThis)) {
+        if (!baseline.has(key) && !delete globalThis[key]) taint.applySync(undefined, []);
+      }
+      run = 0;
+    }
+  };
+})()
 `;
 
-const isolates = new Map<string, AccountIsolate>();
+const sandboxes = new Map<string, AccountSandbox>();
+const runs = new Map<number, RunState>();
 /** The service's namespace list (by its JSON) with the worker-local namespaces added. */
 const namesWithLocal = new Map<string, string>();
 
@@ -86,25 +135,59 @@ function send(message: FromWorker): void {
   process.send?.(message);
 }
 
-function isolateFor(accountId: string, memoryMb: number): AccountIsolate {
-  let entry = isolates.get(accountId);
-  if (entry && !entry.isolate.isDisposed) {
+async function sandboxFor(accountId: string, request: RunRequest): Promise<AccountSandbox> {
+  const existing = sandboxes.get(accountId);
+  if (existing && !existing.isolate.isDisposed && !existing.tainted && existing.namespacesJson === request.namespacesJson) {
     // Most recently used last, so eviction takes the oldest.
-    isolates.delete(accountId);
-    isolates.set(accountId, entry);
-    return entry;
+    sandboxes.delete(accountId);
+    sandboxes.set(accountId, existing);
+    return existing;
   }
-  const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
-  entry = { isolate, scripts: new Map(), bootstrap: isolate.compileScriptSync(BOOTSTRAP, { filename: 'iotbridge:bootstrap' }), inUse: 0 };
-  isolates.set(accountId, entry);
-  for (const [id, old] of isolates) {
-    if (isolates.size <= MAX_ISOLATES) break;
-    if (old.inUse === 0) {
-      old.isolate.dispose();
-      isolates.delete(id);
-    }
+  if (existing) retire(accountId, existing);
+  const isolate = new ivm.Isolate({ memoryLimit: request.limits.memoryMb });
+  const context = await isolate.createContext();
+  const sandbox: AccountSandbox = {
+    isolate,
+    context,
+    runner: undefined as never,
+    scripts: new Map(),
+    namespacesJson: request.namespacesJson,
+    inUse: 0,
+    tainted: false,
+  };
+  const global = context.global;
+  await global.set('__iotbCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => hostCall(runId, namespace, fn, argsJson)));
+  await global.set('__iotbLog', new ivm.Reference((runId: number, line: string) => {
+    const logs = runs.get(runId)?.logs;
+    if (logs && logs.length < MAX_LOG_LINES) logs.push(line.length > MAX_LOG_LINE ? `${line.slice(0, MAX_LOG_LINE)}…` : line);
+  }));
+  await global.set('__iotbExit', new ivm.Reference((runId: number, message: string) => {
+    const state = runs.get(runId);
+    if (state) state.exitMessage ??= message;
+  }));
+  await global.set('__iotbTaint', new ivm.Reference(() => {
+    sandbox.tainted = true;
+  }));
+  await global.set('__iotbNamespaces', withLocal(request.namespacesJson));
+  const bootstrap = await isolate.compileScript(BOOTSTRAP, { filename: 'iotbridge:bootstrap' });
+  (sandbox as { runner: AccountSandbox['runner'] }).runner = (await bootstrap.run(context, { reference: true, timeout: 5000 })) as AccountSandbox['runner'];
+  sandboxes.set(accountId, sandbox);
+  for (const [id, old] of sandboxes) {
+    if (sandboxes.size <= MAX_ISOLATES) break;
+    if (old.inUse === 0) retire(id, old);
   }
-  return entry;
+  return sandbox;
+}
+
+function retire(accountId: string, sandbox: AccountSandbox): void {
+  if (sandboxes.get(accountId) === sandbox) sandboxes.delete(accountId);
+  if (sandbox.inUse === 0 && !sandbox.isolate.isDisposed) sandbox.isolate.dispose();
+}
+
+/** `(function (event, __g) { var name = __g.name; … <script>\n})` on the script's first line, so its line numbers stay true. */
+function wrap(script: string, globalNames: string[]): string {
+  const declarations = globalNames.map((name) => `var ${name} = __g[${JSON.stringify(name)}];`).join(' ');
+  return `(function (event, __g) { ${declarations} ${script}\n})`;
 }
 
 /** Turns what the isolate threw into a message and the script line it points at. */
@@ -122,54 +205,46 @@ function describe(error: unknown, scriptName: string, isolate: ivm.Isolate, limi
 
 async function run(request: RunRequest): Promise<RunResult> {
   const started = process.hrtime.bigint();
-  const logs: string[] = [];
-  let exitMessage: string | null = null;
+  const state: RunState = { logs: [], exitMessage: null };
+  const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
   let wallExpired = false;
-  const entry = isolateFor(request.accountId, request.limits.memoryMb);
-  entry.inUse++;
-  const { isolate } = entry;
-  let context: ivm.Context | undefined;
+  let sandbox: AccountSandbox;
+  try {
+    sandbox = await sandboxFor(request.accountId, request);
+  } catch (error) {
+    return { status: 'failed', error: `sandbox error: ${String(error)}`, line: null, logs: [], durationMs: elapsed() };
+  }
+  const { isolate } = sandbox;
+  sandbox.inUse++;
+  runs.set(request.runId, state);
   const wallTimer = setTimeout(() => {
     wallExpired = true;
     // A script stuck in a host call or over its wall time: nothing else can stop it. The account's next run gets a new isolate.
     isolate.dispose();
   }, request.limits.wallTimeoutMs);
-  const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
+  const failed = (error: unknown): RunResult =>
+    state.exitMessage !== null
+      ? { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs: elapsed() }
+      : { status: 'failed', ...describe(error, request.scriptName, isolate, request.limits, wallExpired), logs: state.logs, durationMs: elapsed() };
   try {
-    let script = entry.scripts.get(request.scriptId);
-    if (!script) {
-      try {
-        script = await isolate.compileScript(request.script, { filename: request.scriptName });
-      } catch (error) {
-        return { status: 'failed', ...describe(error, request.scriptName, isolate, request.limits, wallExpired), logs, durationMs: elapsed() };
-      }
-      entry.scripts.set(request.scriptId, script);
+    let fn = sandbox.scripts.get(request.scriptId);
+    if (!fn) {
+      const globalNames = Object.keys(request.globals).filter((name) => name !== 'event');
+      const script = await isolate.compileScript(wrap(request.script, globalNames), { filename: request.scriptName });
+      fn = (await script.run(sandbox.context, { reference: true, timeout: request.limits.timeoutMs })) as ivm.Reference<unknown>;
+      sandbox.scripts.set(request.scriptId, fn);
     }
-    context = await isolate.createContext();
-    const global = context.global;
-    await global.set('__iotbCall', new ivm.Reference((namespace: string, fn: string, argsJson: string) => hostCall(request.runId, namespace, fn, argsJson)));
-    await global.set('__iotbLog', new ivm.Reference((line: string) => {
-      if (logs.length < MAX_LOG_LINES) logs.push(line.length > MAX_LOG_LINE ? `${line.slice(0, MAX_LOG_LINE)}…` : line);
-    }));
-    await global.set('__iotbExit', new ivm.Reference((message: string) => {
-      exitMessage ??= message;
-    }));
-    await global.set('__iotbNamespaces', withLocal(request.namespacesJson));
-    await entry.bootstrap.run(context, { timeout: request.limits.timeoutMs });
-    for (const [name, value] of Object.entries(request.globals)) {
-      await global.set(name, new ivm.ExternalCopy(value).copyInto());
-    }
-    await script.run(context, { timeout: request.limits.timeoutMs });
-    if (exitMessage !== null) return { status: 'failed', error: exitMessage, line: null, logs, durationMs: elapsed() };
-    return { status: 'success', error: null, line: null, logs, durationMs: elapsed() };
+    const { event, ...globals } = request.globals;
+    await sandbox.runner.apply(undefined, [request.runId, fn.derefInto(), JSON.stringify(event ?? null), JSON.stringify(globals)], { timeout: request.limits.timeoutMs });
+    if (state.exitMessage !== null) return { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs: elapsed() };
+    return { status: 'success', error: null, line: null, logs: state.logs, durationMs: elapsed() };
   } catch (error) {
-    if (exitMessage !== null) return { status: 'failed', error: exitMessage, line: null, logs, durationMs: elapsed() };
-    return { status: 'failed', ...describe(error, request.scriptName, isolate, request.limits, wallExpired), logs, durationMs: elapsed() };
+    return failed(error);
   } finally {
     clearTimeout(wallTimer);
-    entry.inUse--;
-    if (!isolate.isDisposed) context?.release();
-    else if (isolates.get(request.accountId) === entry) isolates.delete(request.accountId);
+    runs.delete(request.runId);
+    sandbox.inUse--;
+    if (isolate.isDisposed || sandbox.tainted) retire(request.accountId, sandbox);
     for (const [callId, pending] of pendingCalls) {
       if (pending.runId === request.runId) {
         pendingCalls.delete(callId);
