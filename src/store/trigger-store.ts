@@ -61,10 +61,12 @@ export class SqlExecutionStore implements ExecutionStore {
     this.#db = db;
   }
 
-  async insert(execution: Execution): Promise<void> {
-    await this.#db
-      .insertInto('executions')
-      .values({
+  async insert(executions: readonly Execution[]): Promise<void> {
+    // Chunks keep each statement under the bound-parameter limits of both dialects.
+    for (let i = 0; i < executions.length; i += 500) {
+      await this.#db
+        .insertInto('executions')
+        .values(executions.slice(i, i + 500).map((execution) => ({
         id: execution.id,
         account_id: execution.accountId,
         trigger_id: execution.triggerId,
@@ -77,8 +79,9 @@ export class SqlExecutionStore implements ExecutionStore {
         line: execution.line,
         logs: toJson(execution.logs),
         test: execution.test ? 1 : 0,
-      })
-      .execute();
+      })))
+        .execute();
+    }
   }
 
   async list(accountId: string, filter: ExecutionFilter, request: PageRequest) {

@@ -28,20 +28,35 @@ export interface ExecutionFilter {
 }
 
 export interface ExecutionStore {
-  insert(execution: Execution): Promise<void>;
+  /** Records several executions in one transaction. */
+  insert(executions: readonly Execution[]): Promise<void>;
   /** Newest first. */
   list(accountId: string, filter: ExecutionFilter, page: PageRequest): Promise<Page<Execution>>;
 }
 
 export class Executions {
   readonly #store: ExecutionStore;
+  #batch: { executions: Execution[]; done: Promise<void> } | undefined;
 
   constructor(store: ExecutionStore) {
     this.#store = store;
   }
 
+  /** Records an execution; those recorded in the same tick share one transaction (a commit per run cost more than the run). */
   record(execution: Execution): Promise<void> {
-    return this.#store.insert(execution);
+    if (this.#batch) {
+      this.#batch.executions.push(execution);
+      return this.#batch.done;
+    }
+    const executions = [execution];
+    const done = new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        this.#batch = undefined;
+        this.#store.insert(executions).then(resolve, reject);
+      }),
+    );
+    this.#batch = { executions, done };
+    return done;
   }
 
   list(scope: Scope, filter: ExecutionFilter, page: PageRequest): Promise<Page<Execution>> {
