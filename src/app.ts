@@ -9,6 +9,8 @@ import { RetentionJob } from './events/retention.js';
 import { MemoryCache } from './triggers/cache.js';
 import { TriggerEngine } from './triggers/engine.js';
 import { SERVICE_NAMESPACES } from './triggers/namespaces/index.js';
+import { Signals } from './triggers/signals.js';
+import { SqlScriptQueueStore } from './store/script-queue-store.js';
 import { WorkerPool } from './triggers/sandbox/worker-pool.js';
 import { createLogger } from './logger.js';
 import { openDatabase, type Database } from './store/database.js';
@@ -86,7 +88,14 @@ export class IotBridge {
       limits: { timeoutMs: config.scriptTimeoutMs, wallTimeoutMs: config.scriptWallTimeoutMs, memoryMb: config.scriptMemoryMb },
       logger,
     });
-    const engine = new TriggerEngine({ domain, runner: this.#scripts, cache: new MemoryCache(), namespaces: SERVICE_NAMESPACES, logger });
+    const engine = new TriggerEngine({
+      domain,
+      runner: this.#scripts,
+      services: { cache: new MemoryCache(), signals: new Signals(), queues: new SqlScriptQueueStore(database.db) },
+      namespaces: SERVICE_NAMESPACES,
+      wallTimeoutMs: config.scriptWallTimeoutMs,
+      logger,
+    });
     engine.attach(bus);
     await this.#beforeBusStart?.(bus);
     await bus.start();

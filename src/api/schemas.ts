@@ -252,9 +252,13 @@ export const EventPost = Type.Object(
     type: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f]+$', description: 'Event type: a platform type (SPEC "Events") or your own' }),
     endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'Endpoint id or k.<key>' })),
     data: Type.Optional(Type.Unknown({ description: 'Any JSON payload' })),
+    awaitReply: Type.Optional(Type.Boolean({ description: 'Wait for a trigger to answer with trigger.reply(data); the answer carries it as `reply`' })),
+    replyTimeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 30_000, default: 5000, description: 'How long to wait for the reply (ms)' })),
   },
   { additionalProperties: false },
 );
+
+export const PostedEvent = Type.Object({ ...Event.properties, reply: Type.Optional(Type.Unknown({ description: 'With awaitReply: what a trigger replied, or null' })) });
 
 // Triggers
 
@@ -313,4 +317,6 @@ export const Execution = Type.Object({
   line: Type.Union([Type.Integer(), Type.Null()]),
   logs: Type.Array(Type.String()),
   test: Type.Boolean(),
+  context: Type.Record(Type.String(), Type.Unknown(), { description: 'What the script added with trigger.addContext' }),
+  groups: Type.Array(Type.String(), { description: 'What the script added with trigger.addGroup' }),
 });

@@ -7,6 +7,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { EventStore } from '../events/event-store.js';
 import { Events } from '../events/events.js';
 import { History } from '../events/history.js';
+import { Replies } from '../events/replies.js';
 import { Executions, type ExecutionStore } from '../triggers/executions.js';
 import { Triggers, type TriggerStore } from '../triggers/triggers.js';
 
@@ -19,6 +20,8 @@ export interface Domain {
   readonly endpoints: Endpoints;
   readonly events: Events;
   readonly history: History;
+  /** Waiting `POST /events` requests and the triggers' replies to them. */
+  readonly replies: Replies;
   readonly triggers: Triggers;
   readonly executions: Executions;
 }
@@ -45,9 +48,10 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const users = new Users(stores.users, tokens, { tokenTtlSeconds: options.userTokenTtlSeconds });
   const services = new Services(stores.services);
   const endpoints = new Endpoints(stores.endpoints, services);
-  const events = new Events(bus, endpoints);
+  const replies = new Replies();
+  const events = new Events(bus, endpoints, replies);
   const history = new History(stores.events, endpoints);
   const triggers = new Triggers(stores.triggers);
   const executions = new Executions(stores.executions);
-  return { accounts, tokens, users, services, endpoints, events, history, triggers, executions };
+  return { accounts, tokens, users, services, endpoints, events, history, replies, triggers, executions };
 }

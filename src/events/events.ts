@@ -2,6 +2,7 @@ import type { Endpoints } from '../domain/endpoints.js';
 import type { Scope } from '../domain/scope.js';
 import { createEvent, type Event } from './event.js';
 import type { EventBus } from './event-bus.js';
+import type { Replies } from './replies.js';
 
 export interface CustomEventInput {
   readonly type: string;
@@ -14,10 +15,12 @@ export interface CustomEventInput {
 export class Events {
   readonly #bus: EventBus;
   readonly #endpoints: Endpoints;
+  readonly #replies: Replies;
 
-  constructor(bus: EventBus, endpoints: Endpoints) {
+  constructor(bus: EventBus, endpoints: Endpoints, replies: Replies) {
     this.#bus = bus;
     this.#endpoints = endpoints;
+    this.#replies = replies;
   }
 
   /** Accepts a custom event; resolves once it is durable (it will reach every trigger, even across a restart). */
@@ -25,6 +28,14 @@ export class Events {
     const event = await this.build(scope, input);
     await this.#bus.publish([event]);
     return event;
+  }
+
+  /** Posts an event and waits up to `timeoutMs` for a trigger's `trigger.reply(data)` to it; the reply is null when none came. */
+  async request(scope: Scope, input: CustomEventInput, timeoutMs: number): Promise<{ event: Event; reply: unknown }> {
+    const event = await this.build(scope, input);
+    const reply = this.#replies.expect(event.id, timeoutMs);
+    await this.#bus.publish([event]);
+    return { event, reply: await reply };
   }
 
   /** The event `post` would publish, without publishing it (test runs of a trigger). */

@@ -64,6 +64,10 @@ function openPostgres(url: string): Database {
   // int8 columns hold epoch milliseconds and counts, both well inside 2^53.
   const types = new pg.TypeOverrides();
   types.setTypeParser(pg.types.builtins.INT8, Number);
+  // JSON comes back as text, as on SQLite, so one decoder reads both (a parsed jsonb string is
+  // indistinguishable from JSON text otherwise).
+  types.setTypeParser(pg.types.builtins.JSONB, (text: string) => text);
+  types.setTypeParser(pg.types.builtins.JSON, (text: string) => text);
   const pool = new pg.Pool({ connectionString: url, max: 10, types });
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const location = redactPassword(url);

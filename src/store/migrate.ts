@@ -3,6 +3,7 @@ import type { Database } from './database.js';
 import { initial } from './migrations/0001-initial.js';
 import { events } from './migrations/0002-events.js';
 import { triggers } from './migrations/0003-triggers.js';
+import { scriptState } from './migrations/0004-script-state.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -10,6 +11,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0001-initial': initial(database.dialect),
     '0002-events': events(database.dialect),
     '0003-triggers': triggers(database.dialect),
+    '0004-script-state': scriptState(database.dialect),
   };
 }
 

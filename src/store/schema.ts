@@ -2,7 +2,7 @@ import type { ColumnType, Generated } from 'kysely';
 
 /**
  * Table shapes as Kysely sees them. JSON columns are `text` on SQLite and `jsonb` on PostgreSQL:
- * written as JSON text, read back through `fromJson` (SQLite gives a string, pg an object).
+ * written and read as JSON text on both (the pg pool is told not to parse json/jsonb).
  * Times are epoch milliseconds (`bigint` on PostgreSQL, parsed to number by the pool).
  * Flags are integers 0/1 on both, so one code path reads them.
  */
@@ -127,6 +127,16 @@ export interface ExecutionsTable {
   line: number | null;
   logs: Json;
   test: number;
+  context: Json;
+  groups: Json;
+}
+
+export interface ScriptQueuesTable {
+  seq: Generated<number>;
+  account_id: string;
+  name: string;
+  value: Json;
+  expires_at: number;
 }
 
 export interface Schema {
@@ -141,12 +151,14 @@ export interface Schema {
   event_queue: EventQueueTable;
   triggers: TriggersTable;
   executions: ExecutionsTable;
+  script_queues: ScriptQueuesTable;
 }
 
 export function toJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+/** Reads a JSON column: both dialects hand it over as JSON text (see database.ts). */
 export function fromJson<T>(value: unknown): T {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+  return JSON.parse(value as string) as T;
 }

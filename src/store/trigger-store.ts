@@ -79,6 +79,8 @@ export class SqlExecutionStore implements ExecutionStore {
         line: execution.line,
         logs: toJson(execution.logs),
         test: execution.test ? 1 : 0,
+        context: toJson(execution.context),
+        groups: toJson(execution.groups),
       })))
         .execute();
     }
@@ -88,6 +90,7 @@ export class SqlExecutionStore implements ExecutionStore {
     let base = this.#db.selectFrom('executions').where('account_id', '=', accountId);
     if (filter.triggerId !== undefined) base = base.where('trigger_id', '=', filter.triggerId);
     if (filter.status !== undefined) base = base.where('status', '=', filter.status);
+    if (filter.eventId !== undefined) base = base.where('event_id', '=', filter.eventId);
     const [rows, count] = await Promise.all([
       base.selectAll().orderBy('seq', 'desc').limit(request.limit).offset(request.offset).execute(),
       base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
@@ -146,5 +149,7 @@ function toExecution(row: Selectable<ExecutionsTable>): Execution {
     line: row.line,
     logs: fromJson<string[]>(row.logs),
     test: row.test === 1,
+    context: fromJson<Record<string, unknown>>(row.context),
+    groups: fromJson<string[]>(row.groups),
   };
 }

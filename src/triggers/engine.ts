@@ -5,11 +5,11 @@ import type { Endpoint } from '../domain/endpoints.js';
 import { newId } from '../domain/ids.js';
 import type { Event } from '../events/event.js';
 import type { EventBus } from '../events/event-bus.js';
-import type { Cache } from './cache.js';
+
 import type { Execution } from './executions.js';
 import { matches, needsEndpoint } from './filters.js';
 import type { ScriptRunner } from './sandbox/worker-pool.js';
-import type { HostFunction, Namespace, ScriptContext } from './namespaces/namespace.js';
+import type { HostFunction, Namespace, ScriptContext, ScriptServices } from './namespaces/namespace.js';
 import type { Trigger } from './triggers.js';
 
 
@@ -20,7 +20,8 @@ import type { Trigger } from './triggers.js';
 export class TriggerEngine {
   readonly #domain: Domain;
   readonly #runner: ScriptRunner;
-  readonly #cache: Cache;
+  readonly #services: ScriptServices;
+  readonly #wallTimeoutMs: number;
   readonly #logger: Logger;
   /** `{ namespace: [function names] }` for the sandbox, and the functions by `namespace.fn`. */
   readonly #names: Record<string, string[]> = { trigger: [] };
@@ -28,10 +29,11 @@ export class TriggerEngine {
   /** Active triggers per account; dropped when the account's triggers change. */
   readonly #active = new LRUCache<string, Promise<Trigger[]>>({ max: 10_000 });
 
-  constructor(deps: { domain: Domain; runner: ScriptRunner; cache: Cache; namespaces: readonly Namespace[]; logger: Logger }) {
+  constructor(deps: { domain: Domain; runner: ScriptRunner; services: ScriptServices; namespaces: readonly Namespace[]; wallTimeoutMs: number; logger: Logger }) {
     this.#domain = deps.domain;
     this.#runner = deps.runner;
-    this.#cache = deps.cache;
+    this.#services = deps.services;
+    this.#wallTimeoutMs = deps.wallTimeoutMs;
     this.#logger = deps.logger;
     for (const namespace of deps.namespaces) {
       this.#names[namespace.name] = [...(this.#names[namespace.name] ?? []), ...Object.keys(namespace.functions)];
@@ -71,7 +73,9 @@ export class TriggerEngine {
       trigger,
       event,
       domain: this.#domain,
-      cache: this.#cache,
+      ...this.#services,
+      record: { context: {}, groups: [] },
+      wallTimeoutMs: this.#wallTimeoutMs,
     };
     const result = await this.#runner.run({
       accountId: trigger.accountId,
@@ -99,6 +103,8 @@ export class TriggerEngine {
       line: result.line,
       logs: result.logs,
       test,
+      context: context.record.context,
+      groups: context.record.groups,
     };
     try {
       await this.#domain.executions.record(execution);

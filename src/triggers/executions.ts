@@ -20,11 +20,16 @@ export interface Execution {
   readonly logs: string[];
   /** Run through `POST /triggers/{id}/run` rather than by an event on the bus. */
   readonly test: boolean;
+  /** What the script added with `trigger.addContext`. */
+  readonly context: Record<string, unknown>;
+  /** Groups the script put the execution in with `trigger.addGroup`. */
+  readonly groups: string[];
 }
 
 export interface ExecutionFilter {
   readonly triggerId?: string | undefined;
   readonly status?: RunStatus | undefined;
+  readonly eventId?: string | undefined;
 }
 
 export interface ExecutionStore {

@@ -208,11 +208,14 @@ for (const dialect of DIALECTS) {
       const got = await service.request('GET', '/endpoints/k.store-1/storage/config', { token: account.token });
       assert.deepEqual({ name: got.body.name, value: got.body.value }, { name: 'config', value });
 
+      // A bare JSON string is a value like any other (it once came back mangled on PostgreSQL).
+      await service.request('PUT', '/endpoints/k.store-1/storage/label', { token: account.token, body: '"three"' });
+      assert.equal((await service.request('GET', '/endpoints/k.store-1/storage/label', { token: account.token })).body.value, 'three');
       await service.request('PUT', '/endpoints/k.store-1/storage/counter', { token: account.token, body: 42 });
       await service.request('PUT', '/endpoints/k.store-1/storage/counter', { token: account.token, body: 43 });
       assert.equal((await service.request('GET', '/endpoints/k.store-1/storage/counter', { token: account.token })).body.value, 43);
       const names = await service.request('GET', '/endpoints/k.store-1/storage', { token: account.token });
-      assert.deepEqual(names.body.items.map((i: { name: string }) => i.name), ['config', 'counter']);
+      assert.deepEqual(names.body.items.map((i: { name: string }) => i.name), ['config', 'counter', 'label']);
 
       assert.equal((await service.request('DELETE', '/endpoints/k.store-1/storage/config', { token: account.token })).status, 204);
       assert.equal((await service.request('GET', '/endpoints/k.store-1/storage/config', { token: account.token })).status, 404);

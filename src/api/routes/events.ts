@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Domain } from '../../domain/domain.js';
 import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT } from '../../domain/pagination.js';
-import { ERROR_RESPONSES, Event, EventPost, IdParams } from '../schemas.js';
+import { ERROR_RESPONSES, Event, EventPost, IdParams, PostedEvent } from '../schemas.js';
 
 export const eventRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (app, { domain }) => {
   app.post(
@@ -10,12 +10,17 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async 
     {
       schema: {
         tags: ['events'],
-        summary: 'Post a custom event as the acting account; 202 once it is accepted (durable), triggers then run',
+        summary: 'Post a custom event as the acting account; 202 once it is accepted (durable), triggers then run. With awaitReply, answers once a trigger replied (or the wait timed out).',
         body: EventPost,
-        response: { 202: Event, ...ERROR_RESPONSES },
+        response: { 202: PostedEvent, ...ERROR_RESPONSES },
       },
     },
-    async (request, reply) => reply.status(202).send(await domain.events.post(request.scope, request.body)),
+    async (request, reply) => {
+      const { awaitReply, replyTimeoutMs, ...input } = request.body;
+      if (!awaitReply) return reply.status(202).send(await domain.events.post(request.scope, input));
+      const answered = await domain.events.request(request.scope, input, replyTimeoutMs ?? 5000);
+      return reply.status(202).send({ ...answered.event, reply: answered.reply });
+    },
   );
 
   app.get(

@@ -64,7 +64,12 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; engine: 
       schema: {
         tags: ['triggers'],
         summary: 'Trigger executions of the acting account, newest first',
-        querystring: Type.Object({ ...PageQuery, triggerId: Type.Optional(Type.String({ maxLength: 64 })), status: Type.Optional(Type.Enum(['success', 'failed'])) }),
+        querystring: Type.Object({
+          ...PageQuery,
+          triggerId: Type.Optional(Type.String({ maxLength: 64 })),
+          eventId: Type.Optional(Type.String({ maxLength: 64 })),
+          status: Type.Optional(Type.Enum(['success', 'failed'])),
+        }),
         response: { 200: List(Execution), ...ERROR_RESPONSES },
       },
     },

@@ -2,6 +2,8 @@ import type { Domain } from '../../domain/domain.js';
 import type { Scope } from '../../domain/scope.js';
 import type { Event } from '../../events/event.js';
 import type { Cache } from '../cache.js';
+import type { ScriptQueueStore } from '../queues.js';
+import type { Signals } from '../signals.js';
 import type { Trigger } from '../triggers.js';
 
 /** What a namespace function knows of the run that called it. It acts as the trigger's account, nothing more. */
@@ -11,6 +13,19 @@ export interface ScriptContext {
   readonly event: Event;
   readonly domain: Domain;
   readonly cache: Cache;
+  readonly signals: Signals;
+  readonly queues: ScriptQueueStore;
+  /** What the run adds to its execution record (`trigger.addContext`, `trigger.addGroup`). */
+  readonly record: { readonly context: Record<string, unknown>; readonly groups: string[] };
+  /** The wall time a run may take: waits inside a run end before it. */
+  readonly wallTimeoutMs: number;
+}
+
+/** The services scripts' namespaces use, besides the domain. */
+export interface ScriptServices {
+  readonly cache: Cache;
+  readonly signals: Signals;
+  readonly queues: ScriptQueueStore;
 }
 
 /** Runs in the service for a script: gets the script's arguments (JSON values), returns a JSON value; a throw becomes an Error in the script. */

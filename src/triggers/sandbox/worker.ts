@@ -14,6 +14,7 @@ import type { FromWorker, HostCall, RunRequest, RunResult, ToWorker } from './pr
 const MAX_LOG_LINES = 100;
 const MAX_LOG_LINE = 2000;
 const MAX_ISOLATES = 100;
+const MAX_PER_ACCOUNT = 4;
 
 interface AccountSandbox {
   readonly isolate: ivm.Isolate;
@@ -100,7 +101,7 @@ const BOOTSTRAP = `
 })()
 `;
 
-const sandboxes = new Map<string, AccountSandbox>();
+const sandboxes = new Map<string, AccountSandbox[]>();
 const runs = new Map<number, RunState>();
 /** The service's namespace list (by its JSON) with the worker-local namespaces added. */
 const namesWithLocal = new Map<string, string>();
@@ -135,52 +136,89 @@ function send(message: FromWorker): void {
   process.send?.(message);
 }
 
+/**
+ * A sandbox of the account for one run, reserved (`inUse`) before it is returned: an idle one, else a new
+ * one while the account has fewer than MAX_PER_ACCOUNT, else the least busy (the run then queues on its
+ * isolate). Several per account let a run that waits (`trigger.wait`, a slow host call) not hold up the
+ * account's other runs, and let one busy account use more than one core.
+ */
 async function sandboxFor(accountId: string, request: RunRequest): Promise<AccountSandbox> {
-  const existing = sandboxes.get(accountId);
-  if (existing && !existing.isolate.isDisposed && !existing.tainted && existing.namespacesJson === request.namespacesJson) {
-    // Most recently used last, so eviction takes the oldest.
-    sandboxes.delete(accountId);
-    sandboxes.set(accountId, existing);
-    return existing;
+  const pool = (sandboxes.get(accountId) ?? []).filter((s) => {
+    const usable = !s.isolate.isDisposed && !s.tainted && s.namespacesJson === request.namespacesJson;
+    if (!usable) retire(accountId, s);
+    return usable;
+  });
+  // Most recently used last, so eviction takes the oldest accounts.
+  sandboxes.delete(accountId);
+  sandboxes.set(accountId, pool);
+  const idle = pool.find((s) => s.inUse === 0);
+  if (idle || pool.length >= MAX_PER_ACCOUNT) {
+    const chosen = idle ?? pool.reduce((a, b) => (b.inUse < a.inUse ? b : a));
+    chosen.inUse++;
+    return chosen;
   }
-  if (existing) retire(accountId, existing);
   const isolate = new ivm.Isolate({ memoryLimit: request.limits.memoryMb });
-  const context = await isolate.createContext();
   const sandbox: AccountSandbox = {
     isolate,
-    context,
+    context: undefined as never,
     runner: undefined as never,
     scripts: new Map(),
     namespacesJson: request.namespacesJson,
-    inUse: 0,
+    inUse: 1,
     tainted: false,
   };
-  const global = context.global;
-  await global.set('__iotbCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => hostCall(runId, namespace, fn, argsJson)));
-  await global.set('__iotbLog', new ivm.Reference((runId: number, line: string) => {
-    const logs = runs.get(runId)?.logs;
-    if (logs && logs.length < MAX_LOG_LINES) logs.push(line.length > MAX_LOG_LINE ? `${line.slice(0, MAX_LOG_LINE)}…` : line);
-  }));
-  await global.set('__iotbExit', new ivm.Reference((runId: number, message: string) => {
-    const state = runs.get(runId);
-    if (state) state.exitMessage ??= message;
-  }));
-  await global.set('__iotbTaint', new ivm.Reference(() => {
-    sandbox.tainted = true;
-  }));
-  await global.set('__iotbNamespaces', withLocal(request.namespacesJson));
-  const bootstrap = await isolate.compileScript(BOOTSTRAP, { filename: 'iotbridge:bootstrap' });
-  (sandbox as { runner: AccountSandbox['runner'] }).runner = (await bootstrap.run(context, { reference: true, timeout: 5000 })) as AccountSandbox['runner'];
-  sandboxes.set(accountId, sandbox);
-  for (const [id, old] of sandboxes) {
-    if (sandboxes.size <= MAX_ISOLATES) break;
-    if (old.inUse === 0) retire(id, old);
+  pool.push(sandbox);
+  try {
+    const context = await isolate.createContext();
+    const global = context.global;
+    await global.set('__iotbCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => hostCall(runId, namespace, fn, argsJson)));
+    await global.set('__iotbLog', new ivm.Reference((runId: number, line: string) => {
+      const logs = runs.get(runId)?.logs;
+      if (logs && logs.length < MAX_LOG_LINES) logs.push(line.length > MAX_LOG_LINE ? `${line.slice(0, MAX_LOG_LINE)}…` : line);
+    }));
+    await global.set('__iotbExit', new ivm.Reference((runId: number, message: string) => {
+      const state = runs.get(runId);
+      if (state) state.exitMessage ??= message;
+    }));
+    await global.set('__iotbTaint', new ivm.Reference(() => {
+      sandbox.tainted = true;
+    }));
+    await global.set('__iotbNamespaces', withLocal(request.namespacesJson));
+    const bootstrap = await isolate.compileScript(BOOTSTRAP, { filename: 'iotbridge:bootstrap' });
+    const runner = (await bootstrap.run(context, { reference: true, timeout: 5000 })) as AccountSandbox['runner'];
+    Object.assign(sandbox, { context, runner });
+  } catch (error) {
+    sandbox.inUse--;
+    retire(accountId, sandbox);
+    throw error;
   }
+  evict();
   return sandbox;
 }
 
+/** Keeps at most MAX_ISOLATES isolates, disposing idle ones of the accounts used longest ago. */
+function evict(): void {
+  let total = 0;
+  for (const pool of sandboxes.values()) total += pool.length;
+  for (const [accountId, pool] of sandboxes) {
+    if (total <= MAX_ISOLATES) return;
+    for (const sandbox of [...pool]) {
+      if (total <= MAX_ISOLATES) return;
+      if (sandbox.inUse === 0) {
+        retire(accountId, sandbox);
+        total--;
+      }
+    }
+  }
+}
+
 function retire(accountId: string, sandbox: AccountSandbox): void {
-  if (sandboxes.get(accountId) === sandbox) sandboxes.delete(accountId);
+  const pool = sandboxes.get(accountId);
+  if (pool?.includes(sandbox)) {
+    const rest = pool.filter((s) => s !== sandbox);
+    if (rest.length > 0) sandboxes.set(accountId, rest);
+    else sandboxes.delete(accountId);
+  }
   if (sandbox.inUse === 0 && !sandbox.isolate.isDisposed) sandbox.isolate.dispose();
 }
 
@@ -215,7 +253,6 @@ async function run(request: RunRequest): Promise<RunResult> {
     return { status: 'failed', error: `sandbox error: ${String(error)}`, line: null, logs: [], durationMs: elapsed() };
   }
   const { isolate } = sandbox;
-  sandbox.inUse++;
   runs.set(request.runId, state);
   const wallTimer = setTimeout(() => {
     wallExpired = true;
