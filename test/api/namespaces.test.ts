@@ -160,5 +160,28 @@ for (const dialect of DIALECTS) {
         'date.now: unknown timezone "Mars/Olympus"',
       ]);
     });
+
+    it('convert.binReader and bitReader read device payloads, with status functions', async () => {
+      const result = await run(`
+        var r = convert.binReader('01ff38fffffe41a80000abcdef48690a');
+        log(r.readUint8(), r.readInt16(), r.readInt24(), r.position(), r.remaining());
+        log(r.readFloat32(), r.readBytes(3), r.readString(2), r.length(), r.eof());
+        var le = convert.binReader('3412', true); log(le.readUint16());
+        var b = convert.bitReader('b5'); log(b.readBits(3), b.readBool(), b.readSignedBits(4), b.eof(), b.position());
+        try { r.readUint32(); } catch (e) { log(e.message); }
+        var u = convert.binReader('ffffff'); log(u.readUint24());
+        log(JSON.stringify(convert.cborToObject('a26161016162820203')));
+      `);
+      assert.equal(result.status, 'success', `${result.error} line ${result.line}`);
+      assert.deepEqual(result.logs, [
+        '1 -200 -2 6 10',
+        '21 abcdef Hi 16 false',
+        '4660',
+        '5 true 5 true 8',
+        'binReader: read past the end (4 bytes at 15 of 16)',
+        '16777215',
+        '{"a":1,"b":[2,3]}',
+      ]);
+    });
   });
 }

@@ -81,3 +81,34 @@ describe('network, geospatial, convert, string namespaces', () => {
     assert.deepEqual(call('string', 'delimitedStringToObject', '__proto__=1,a=2'), { a: 2 });
   });
 });
+
+describe('convert codecs (vectors from the specifications)', () => {
+  it('decodes CBOR (RFC 8949 Appendix A) and encodes it back', () => {
+    assert.equal(call('convert', 'cborToObject', '1903e8'), 1000);
+    assert.deepEqual(call('convert', 'cborToObject', '83010203'), [1, 2, 3]);
+    assert.deepEqual(call('convert', 'cborToObject', 'a26161016162820203'), { a: 1, b: [2, 3] });
+    assert.equal(call('convert', 'cborToObject', '6449455446'), 'IETF');
+    assert.equal(call('convert', 'cborToObject', '4401020304'), '01020304', 'byte strings come back as hex');
+    assert.equal(call('convert', 'cborToObject', '1bffffffffffffffff'), '18446744073709551615', 'integers past 2^53 as strings');
+    assert.deepEqual(call('convert', 'cborToObject', call('convert', 'objectToCbor', { a: 1, b: [2, 3] })), { a: 1, b: [2, 3] });
+    assert.throws(() => call('convert', 'cborToObject', '1f'), /not valid CBOR/);
+  });
+
+  it('decodes MessagePack (the msgpack.org example)', () => {
+    assert.deepEqual(call('convert', 'msgPackToObject', '82a7636f6d70616374c3a6736368656d6100'), { compact: true, schema: 0 });
+  });
+
+  it('decodes and encodes protobuf (the encoding guide: Test1.a = 150 is 08 96 01)', () => {
+    const proto = 'syntax = "proto3"; package demo; message Test1 { int32 a = 1; string b = 2; }';
+    assert.deepEqual(call('convert', 'protobufToObject', '089601', proto, 'demo.Test1'), { a: 150 });
+    assert.equal(call('convert', 'objectToProtobuf', { a: 150 }, proto, 'demo.Test1'), '089601');
+    assert.deepEqual(call('convert', 'protobufToObject', call('convert', 'objectToProtobuf', { a: 1, b: 'x' }, proto, 'demo.Test1'), proto, 'demo.Test1'), { a: 1, b: 'x' });
+    assert.throws(() => call('convert', 'protobufToObject', '08', proto, 'demo.Nope'), /no message type/);
+  });
+
+  it('parses XML and CSV', () => {
+    assert.deepEqual(call('convert', 'xmlToObject', '<m id="7"><t>21.5</t><u>C</u></m>'), { m: { '@id': 7, t: 21.5, u: 'C' } });
+    assert.deepEqual(call('convert', 'csvToObjects', 'imei,rssi\n490154203237518,-71\n'), [{ imei: '490154203237518', rssi: '-71' }]);
+    assert.deepEqual(call('convert', 'csvToObjects', 'a;b\n1;2', { delimiter: ';', columns: false }), [['a', 'b'], ['1', '2']]);
+  });
+});

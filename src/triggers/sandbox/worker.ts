@@ -50,6 +50,57 @@ const BOOTSTRAP = `
   const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
   define('log', write);
   define('console', { log: write, info: write, warn: write, error: write, debug: write });
+  const hexBytes = (input) => {
+    if (Array.isArray(input)) return input.map((b) => { if (!Number.isInteger(b) || b < 0 || b > 255) throw new RangeError('bytes are integers 0..255'); return b; });
+    if (typeof input !== 'string') throw new TypeError('a reader takes a hex string or an array of bytes');
+    const hex = input.replace(/\\s+/g, '');
+    if (!/^([0-9a-fA-F]{2})*$/.test(hex)) throw new TypeError('not a hex string of whole bytes');
+    const out = [];
+    for (let i = 0; i < hex.length; i += 2) out.push(parseInt(hex.slice(i, i + 2), 16));
+    return out;
+  };
+  const binReader = (input, littleEndian) => {
+    const bytes = hexBytes(input), le = littleEndian === true;
+    let pos = 0;
+    const take = (n) => {
+      if (!Number.isInteger(n) || n < 0) throw new RangeError('binReader: a length is a whole number');
+      if (pos + n > bytes.length) throw new RangeError('binReader: read past the end (' + n + ' bytes at ' + pos + ' of ' + bytes.length + ')');
+      pos += n;
+      return bytes.slice(pos - n, pos);
+    };
+    const uint = (n) => { const b = take(n); let v = 0; for (let i = 0; i < n; i++) v = v * 256 + b[le ? n - 1 - i : i]; return v; };
+    const int = (n) => { const v = uint(n), max = Math.pow(2, 8 * n); return v >= max / 2 ? v - max : v; };
+    const float = (n) => { const b = take(n), view = new DataView(new ArrayBuffer(n)); b.forEach((x, i) => view.setUint8(i, x)); return n === 4 ? view.getFloat32(0, le) : view.getFloat64(0, le); };
+    const hexOf = (b) => b.map((x) => (x < 16 ? '0' : '') + x.toString(16)).join('');
+    return Object.freeze({
+      readUint8: () => uint(1), readInt8: () => int(1), readUint16: () => uint(2), readInt16: () => int(2),
+      readUint24: () => uint(3), readInt24: () => int(3), readUint32: () => uint(4), readInt32: () => int(4),
+      readFloat32: () => float(4), readFloat64: () => float(8),
+      readBytes: (n) => hexOf(take(n)),
+      readString: (n) => decodeURIComponent(take(n === undefined ? bytes.length - pos : n).map((x) => '%' + (x < 16 ? '0' : '') + x.toString(16)).join('')),
+      skip: (n) => { take(n); },
+      seek: (p) => { if (!Number.isInteger(p) || p < 0 || p > bytes.length) throw new RangeError('binReader: no position ' + p); pos = p; },
+      position: () => pos, remaining: () => bytes.length - pos, length: () => bytes.length, eof: () => pos >= bytes.length,
+    });
+  };
+  const bitReader = (input) => {
+    const bytes = hexBytes(input), total = bytes.length * 8;
+    let bit = 0;
+    const readBits = (n) => {
+      if (!Number.isInteger(n) || n < 1 || n > 32) throw new RangeError('bitReader reads 1 to 32 bits at a time');
+      if (bit + n > total) throw new RangeError('bitReader: read past the end (' + n + ' bits at ' + bit + ' of ' + total + ')');
+      let v = 0;
+      for (let i = 0; i < n; i++, bit++) v = v * 2 + ((bytes[bit >> 3] >> (7 - (bit & 7))) & 1);
+      return v;
+    };
+    return Object.freeze({
+      readBits,
+      readSignedBits: (n) => { const v = readBits(n), max = Math.pow(2, n); return v >= max / 2 ? v - max : v; },
+      readBool: () => readBits(1) === 1,
+      skip: (n) => { if (!Number.isInteger(n) || n < 0 || bit + n > total) throw new RangeError('bitReader: cannot skip ' + n + ' bits'); bit += n; },
+      position: () => bit, remaining: () => total - bit, length: () => total, eof: () => bit >= total,
+    });
+  };
   for (const namespace of Object.keys(names)) {
     const target = {};
     for (const fn of names[namespace]) {
@@ -59,6 +110,10 @@ const BOOTSTRAP = `
         if (reply.error !== undefined) throw new Error(namespace + '.' + fn + ': ' + reply.error);
         return reply.value;
       };
+    }
+    if (namespace === 'convert') {
+      target.binReader = binReader;
+      target.bitReader = bitReader;
     }
     if (namespace === 'trigger') {
       target.exit = function (message) {

@@ -1,4 +1,5 @@
 import { ScriptArgumentError } from '../namespace.js';
+import { codecs } from './codecs.js';
 import { convert } from './convert.js';
 import { date } from './date.js';
 import { hash } from './hash.js';
@@ -26,4 +27,4 @@ const string: LocalNamespace = {
 };
 
 /** Namespaces answered inside the script worker: pure functions, no service state, no trip over IPC. */
-export const LOCAL_NAMESPACES: Readonly<Record<string, LocalNamespace>> = { convert, date, hash, json, network, geospatial, string };
+export const LOCAL_NAMESPACES: Readonly<Record<string, LocalNamespace>> = { convert: { ...convert, ...codecs }, date, hash, json, network, geospatial, string };
