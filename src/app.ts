@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { InternalCalls } from './api/internal-calls.js';
 import { buildHttpApi } from './api/server.js';
 import { ConfigError, ENV_NAMES, type Config } from './config.js';
 import { createDomain, type Domain } from './domain/domain.js';
@@ -83,6 +84,7 @@ export class IotBridge {
     const domain = createDomain(stores, bus, config);
     this.#domain = domain;
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
+    const internalCalls = new InternalCalls();
     this.#scripts = new WorkerPool({
       workers: config.scriptWorkers,
       limits: { timeoutMs: config.scriptTimeoutMs, wallTimeoutMs: config.scriptWallTimeoutMs, memoryMb: config.scriptMemoryMb },
@@ -91,7 +93,7 @@ export class IotBridge {
     const engine = new TriggerEngine({
       domain,
       runner: this.#scripts,
-      services: { cache: new MemoryCache(), signals: new Signals(), queues: new SqlScriptQueueStore(database.db) },
+      services: { cache: new MemoryCache(), signals: new Signals(), queues: new SqlScriptQueueStore(database.db), api: internalCalls },
       namespaces: SERVICE_NAMESPACES,
       wallTimeoutMs: config.scriptWallTimeoutMs,
       logger,
@@ -102,7 +104,7 @@ export class IotBridge {
     this.#retention = new RetentionJob(stores.events, { days: config.historyRetentionDays, logger });
     this.#retention.start();
 
-    const http = await buildHttpApi({ domain, engine, logger, version: VERSION, isReady: () => this.#ready });
+    const http = await buildHttpApi({ domain, engine, internalCalls, logger, version: VERSION, isReady: () => this.#ready });
     this.#http = http;
     const httpPort = await listen(http, config.httpPort, config.httpHost);
     this.#ready = true;

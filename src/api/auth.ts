@@ -4,6 +4,7 @@ import type { Accounts } from '../domain/accounts.js';
 import type { Scope } from '../domain/scope.js';
 import type { Tokens } from '../domain/tokens.js';
 import { AppError } from '../errors.js';
+import { INTERNAL_CALL_HEADER, type InternalCalls } from './internal-calls.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,11 +28,18 @@ export function parseBearer(header: string | undefined): { token: string; accoun
 }
 
 /** Authenticates every non-public request and sets `request.scope`. */
-export const authPlugin = fp<{ tokens: Tokens; accounts: Accounts }>(
-  async (app: FastifyInstance, { tokens, accounts }) => {
+export const authPlugin = fp<{ tokens: Tokens; accounts: Accounts; internalCalls: InternalCalls }>(
+  async (app: FastifyInstance, { tokens, accounts, internalCalls }) => {
     app.decorateRequest('scope', null as unknown as Scope);
     app.addHook('onRequest', async (request: FastifyRequest) => {
       if (request.routeOptions.config.public) return;
+      const internal = request.headers[INTERNAL_CALL_HEADER];
+      if (typeof internal === 'string') {
+        const scope = internalCalls.take(internal);
+        if (!scope) throw new AppError('IOTB_AUTH_TOKEN_INVALID');
+        request.scope = scope;
+        return;
+      }
       const { token, accountId } = parseBearer(request.headers.authorization);
       const principal = await tokens.authenticate(token);
       request.scope = await accounts.scopeFor(principal, accountId);

@@ -6,6 +6,7 @@ import type { Domain } from '../domain/domain.js';
 import type { TriggerEngine } from '../triggers/engine.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandling } from './error-handler.js';
+import type { InternalCalls } from './internal-calls.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
 import { endpointRoutes } from './routes/endpoints.js';
@@ -20,13 +21,14 @@ import { userRoutes } from './routes/users.js';
 export interface HttpApiOptions {
   readonly domain: Domain;
   readonly engine: TriggerEngine;
+  readonly internalCalls: InternalCalls;
   readonly logger: FastifyBaseLogger;
   readonly version: string;
   readonly isReady: () => boolean;
 }
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, logger, version, isReady }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, internalCalls, logger, version, isReady }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -59,7 +61,7 @@ export async function buildHttpApi({ domain, engine, logger, version, isReady }:
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(authPlugin, { tokens: domain.tokens, accounts: domain.accounts });
+  await app.register(authPlugin, { tokens: domain.tokens, accounts: domain.accounts, internalCalls });
   await app.register(systemRoutes, { isReady });
   await app.register(authRoutes, { domain });
   await app.register(accountRoutes, { domain });
@@ -70,5 +72,6 @@ export async function buildHttpApi({ domain, engine, logger, version, isReady }:
   await app.register(eventRoutes, { domain });
   await app.register(triggerRoutes, { domain, engine });
   await app.register(superRoutes, { domain });
+  internalCalls.attach(app);
   return app;
 }

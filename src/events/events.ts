@@ -30,6 +30,11 @@ export class Events {
     return event;
   }
 
+  /** Publishes an event made by the platform (scripts' `exec`); resolves once it is durable. */
+  publish(event: Event): Promise<void> {
+    return this.#bus.publish([event]);
+  }
+
   /** Posts an event and waits up to `timeoutMs` for a trigger's `trigger.reply(data)` to it; the reply is null when none came. */
   async request(scope: Scope, input: CustomEventInput, timeoutMs: number): Promise<{ event: Event; reply: unknown }> {
     const event = await this.build(scope, input);

@@ -23,6 +23,11 @@ export class SqlTriggerStore implements TriggerStore {
     return row && toTrigger(row);
   }
 
+  async findByName(accountId: string, name: string): Promise<Trigger | undefined> {
+    const row = await this.#db.selectFrom('triggers').selectAll().where('account_id', '=', accountId).where('name', '=', name).orderBy('created_at').executeTakeFirst();
+    return row && toTrigger(row);
+  }
+
   async list(accountId: string, request: PageRequest) {
     const base = this.#db.selectFrom('triggers').where('account_id', '=', accountId);
     const [rows, count] = await Promise.all([

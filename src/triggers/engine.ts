@@ -54,7 +54,15 @@ export class TriggerEngine {
       this.#active.set(event.accountId, triggers);
       triggers.catch(() => this.#active.delete(event.accountId));
     }
-    const listening = (await triggers).filter((trigger) => trigger.events.includes(event.type));
+    const active = await triggers;
+    const listening = active.filter((trigger) => trigger.events.includes(event.type));
+    // exec.now: the output event names the trigger to run; exec.sync output events ran already.
+    const target = event.type === 'output' ? outputTarget(event) : undefined;
+    if (target?.sync) return;
+    if (target) {
+      const named = active.find((trigger) => trigger.id === target.trigger);
+      if (named && !listening.includes(named)) listening.push(named);
+    }
     if (listening.length === 0) return;
     let endpoint: Endpoint | undefined;
     if (event.endpointId && listening.some((t) => needsEndpoint(t.filters))) endpoint = await this.#endpointOf(event);
@@ -64,7 +72,7 @@ export class TriggerEngine {
   }
 
   /** Runs one trigger on one event and records the execution (also used for test runs). */
-  async run(trigger: Trigger, event: Event, test: boolean): Promise<Execution> {
+  async run(trigger: Trigger, event: Event, test: boolean, depth = 0): Promise<Execution> {
     const startedAt = new Date().toISOString();
     const globals: Record<string, unknown> = { event };
     for (const [name, variable] of Object.entries(trigger.globals)) globals[name] = variable.value;
@@ -76,6 +84,8 @@ export class TriggerEngine {
       ...this.#services,
       record: { context: {}, groups: [] },
       wallTimeoutMs: this.#wallTimeoutMs,
+      runTrigger: (target, targetEvent, targetDepth) => this.run(target, targetEvent, false, targetDepth),
+      depth,
     };
     const result = await this.#runner.run({
       accountId: trigger.accountId,
@@ -118,4 +128,9 @@ export class TriggerEngine {
   #endpointOf(event: Event): Promise<Endpoint | undefined> {
     return this.#domain.endpoints.byId(event.accountId, event.endpointId!);
   }
+}
+
+function outputTarget(event: Event): { trigger: string; sync: boolean } | undefined {
+  const data = event.data as { trigger?: unknown; sync?: unknown } | null;
+  return typeof data?.trigger === 'string' ? { trigger: data.trigger, sync: data.sync === true } : undefined;
 }

@@ -35,6 +35,7 @@ export type TriggerInput = Pick<Trigger, 'name' | 'events' | 'script'> & Partial
 export interface TriggerStore {
   insert(trigger: Trigger): Promise<void>;
   get(accountId: string, id: string): Promise<Trigger | undefined>;
+  findByName(accountId: string, name: string): Promise<Trigger | undefined>;
   list(accountId: string, page: PageRequest): Promise<Page<Trigger>>;
   /** Enabled, non-library triggers of the account: what the engine runs. */
   active(accountId: string): Promise<Trigger[]>;
@@ -90,6 +91,15 @@ export class Triggers {
     await this.get(scope, id);
     await this.#store.delete(id);
     this.#changed(scope.accountId);
+  }
+
+  /** A trigger of the acting account by id, or else by exact name; 404 when neither matches. */
+  async find(scope: Scope, idOrName: string): Promise<Trigger> {
+    const byId = await this.#store.get(scope.accountId, idOrName);
+    if (byId) return byId;
+    const byName = await this.#store.findByName(scope.accountId, idOrName);
+    if (!byName) throw new AppError('IOTB_TRIGGER_NOT_FOUND', `No trigger with the id or name "${idOrName}"`);
+    return byName;
   }
 
   active(accountId: string): Promise<Trigger[]> {

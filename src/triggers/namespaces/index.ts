@@ -1,6 +1,8 @@
 import { accumulatorNamespace } from './accumulator.js';
+import { apiNamespace } from './api.js';
 import { cacheNamespace } from './cache.js';
 import { endpointNamespace } from './endpoint.js';
+import { execNamespace } from './exec.js';
 import { historyNamespace } from './history.js';
 import type { Namespace } from './namespace.js';
 import { queueNamespace } from './queue.js';
@@ -14,4 +16,6 @@ export const SERVICE_NAMESPACES: readonly Namespace[] = [
   accumulatorNamespace,
   queueNamespace,
   triggerNamespace,
+  execNamespace,
+  apiNamespace,
 ];

@@ -1,4 +1,6 @@
+import type { InternalCalls } from '../../api/internal-calls.js';
 import type { Domain } from '../../domain/domain.js';
+import type { Execution } from '../executions.js';
 import type { Scope } from '../../domain/scope.js';
 import type { Event } from '../../events/event.js';
 import type { Cache } from '../cache.js';
@@ -7,18 +9,18 @@ import type { Signals } from '../signals.js';
 import type { Trigger } from '../triggers.js';
 
 /** What a namespace function knows of the run that called it. It acts as the trigger's account, nothing more. */
-export interface ScriptContext {
+export interface ScriptContext extends ScriptServices {
   readonly scope: Scope;
   readonly trigger: Trigger;
   readonly event: Event;
   readonly domain: Domain;
-  readonly cache: Cache;
-  readonly signals: Signals;
-  readonly queues: ScriptQueueStore;
   /** What the run adds to its execution record (`trigger.addContext`, `trigger.addGroup`). */
   readonly record: { readonly context: Record<string, unknown>; readonly groups: string[] };
   /** The wall time a run may take: waits inside a run end before it. */
   readonly wallTimeoutMs: number;
+  /** Runs another trigger now (exec.sync); `depth` counts nested exec.sync calls. */
+  readonly runTrigger: (trigger: Trigger, event: Event, depth: number) => Promise<Execution>;
+  readonly depth: number;
 }
 
 /** The services scripts' namespaces use, besides the domain. */
@@ -26,6 +28,8 @@ export interface ScriptServices {
   readonly cache: Cache;
   readonly signals: Signals;
   readonly queues: ScriptQueueStore;
+  /** The service's own HTTP API, called in-process (the `api` namespace). */
+  readonly api: InternalCalls;
 }
 
 /** Runs in the service for a script: gets the script's arguments (JSON values), returns a JSON value; a throw becomes an Error in the script. */
