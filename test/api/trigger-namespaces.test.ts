@@ -98,5 +98,27 @@ for (const dialect of DIALECTS) {
       const flushed = await run(`log(JSON.stringify(queue.flush('jobs')), JSON.stringify(queue.get('jobs')));`);
       assert.deepEqual(flushed.logs, ['[{"n":2},"three"] null']);
     });
+
+    it('trigger.import evaluates a library trigger of the account per run', async () => {
+      const library = await service.request('POST', '/triggers', {
+        token: account.token,
+        body: { name: 'geo-utils', events: [], library: true, script: `var calls = 0; exports.km = function (m) { calls++; return Math.round(m / 1000); }; exports.calls = function () { return calls; };` },
+      });
+      assert.equal(library.status, 201);
+      const result = await run(`
+        var geo = trigger.import('geo-utils');
+        log(geo.km(343500), geo.km(1000), geo.calls(), trigger.import('geo-utils') === geo);
+        try { trigger.import('missing-lib'); } catch (e) { log(e.message); }
+      `);
+      assert.equal(result.status, 'success', `${result.error} line ${result.line}`);
+      assert.deepEqual(result.logs, ['344 1 2 true', 'trigger.librarySource: No trigger with the id or name "missing-lib"']);
+      assert.deepEqual((await run(`log(trigger.import('geo-utils').calls());`)).logs, ['0'], 'library state does not outlive a run');
+      assert.deepEqual((await runScript(service, other.token, `try { trigger.import('geo-utils'); } catch (e) { log(e.message); }`)).logs, [
+        'trigger.librarySource: No trigger with the id or name "geo-utils"',
+      ]);
+      // A library runs on no event.
+      const executions = await service.request('GET', `/executions?triggerId=${library.body.id}`, { token: account.token });
+      assert.equal(executions.body.total, 0);
+    });
   });
 }

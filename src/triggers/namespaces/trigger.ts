@@ -39,6 +39,15 @@ export const triggerNamespace: Namespace = {
       }
       return true;
     },
+    /**
+     * The source of a library trigger of the account, for `trigger.import(name)` (which the worker
+     * defines: it evaluates the source in the calling run and returns its `module.exports`).
+     */
+    librarySource: async (context, args) => {
+      const library = await context.domain.triggers.find(context.scope, stringArg(args, 0, 'name'));
+      if (!library.library) throw new ScriptArgumentError(`trigger "${library.name}" is not a library`);
+      return { name: library.name, script: library.script };
+    },
     /** trigger.addGroup(name) puts the execution in a group (shown on it, for correlating runs) → true. */
     addGroup: (context, args) => {
       const group = stringArg(args, 0, 'group');

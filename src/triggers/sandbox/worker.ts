@@ -45,6 +45,8 @@ const BOOTSTRAP = `
   const names = JSON.parse(globalThis.__iotbNamespaces);
   delete globalThis.__iotbCall; delete globalThis.__iotbLog; delete globalThis.__iotbExit; delete globalThis.__iotbTaint; delete globalThis.__iotbNamespaces;
   let run = 0;
+  /** Libraries imported by the run under way: evaluated once per run, never shared between runs. */
+  let imported = Object.create(null);
   const text = (v) => typeof v === 'string' ? v : (() => { try { return JSON.stringify(v); } catch (e) { return String(v); } })();
   const write = (...args) => { log.applySync(undefined, [run, args.map(text).join(' ')]); };
   const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
@@ -116,6 +118,14 @@ const BOOTSTRAP = `
       target.bitReader = bitReader;
     }
     if (namespace === 'trigger') {
+      target.import = function (name) {
+        if (imported[name]) return imported[name].exports;
+        const library = target.librarySource(name);
+        const module = { exports: {} };
+        imported[name] = module;
+        Function('exports', 'module', library.script + '\\n//# sourceURL=library:' + library.name)(module.exports, module);
+        return module.exports;
+      };
       target.exit = function (message) {
         const why = message === undefined ? 'trigger.exit()' : String(message);
         exit.applySync(undefined, [run, why]);
@@ -144,6 +154,7 @@ const BOOTSTRAP = `
   const baseline = new Set(Reflect.ownKeys(globalThis));
   return function (runId, fn, eventJson, globalsJson) {
     run = runId;
+    imported = Object.create(null);
     try {
       fn(JSON.parse(eventJson), JSON.parse(globalsJson));
     } finally {
