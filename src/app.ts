@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { InternalCalls } from './api/internal-calls.js';
@@ -89,6 +90,7 @@ export class IotBridge {
       workers: config.scriptWorkers,
       limits: { timeoutMs: config.scriptTimeoutMs, wallTimeoutMs: config.scriptWallTimeoutMs, memoryMb: config.scriptMemoryMb },
       logger,
+      sqlDir: path.join(config.dataDir, 'sql'),
     });
     const engine = new TriggerEngine({
       domain,

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { WorkerPool, type ScriptRun } from '../../src/triggers/sandbox/worker-pool.js';
 
@@ -9,7 +11,12 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
   let n = 0;
 
   before(() => {
-    pool = new WorkerPool({ workers: 2, limits: { timeoutMs: 200, wallTimeoutMs: 3000, memoryMb: 32 }, logger: pino({ level: 'silent' }) });
+    pool = new WorkerPool({
+      workers: 2,
+      limits: { timeoutMs: 200, wallTimeoutMs: 3000, memoryMb: 32 },
+      logger: pino({ level: 'silent' }),
+      sqlDir: path.join(tmpdir(), `iotbridge-sql-${process.pid}`),
+    });
   });
   after(() => pool.stop());
 

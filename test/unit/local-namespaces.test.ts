@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LOCAL_NAMESPACES } from '../../src/triggers/namespaces/local/index.js';
 
-const call = (namespace: string, fn: string, ...args: unknown[]) => LOCAL_NAMESPACES[namespace]![fn]!(args);
+const call = (namespace: string, fn: string, ...args: unknown[]) => LOCAL_NAMESPACES[namespace]![fn]!(args, { accountId: 'unit-test' });
 
 describe('hash namespace (check values from the CRC catalogue)', () => {
   it('crc32 of "123456789" is 0xCBF43926 (CRC-32/ISO-HDLC)', () => assert.equal(call('hash', 'crc32', '123456789'), 0xcbf43926));

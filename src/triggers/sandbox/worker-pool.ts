@@ -25,12 +25,18 @@ export interface WorkerPoolOptions {
   readonly workers: number;
   readonly limits: RunLimits;
   readonly logger: Logger;
+  /** Directory of the accounts' `sql` databases (one SQLite file per account), handed to the workers. */
+  readonly sqlDir: string;
 }
+
+/** Past a run's wall time, this much longer without an answer means the worker itself is stuck. */
+const STUCK_GRACE_MS = 2000;
 
 interface InFlight {
   readonly resolve: (result: RunResult) => void;
   readonly host: HostHandler;
   readonly worker: Worker;
+  readonly watchdog: NodeJS.Timeout;
 }
 
 interface Worker {
@@ -64,7 +70,13 @@ export class WorkerPool implements ScriptRunner {
     const worker = this.#workers[hash(run.accountId) % this.#workers.length]!;
     const runId = this.#nextRunId++;
     return new Promise<RunResult>((resolve) => {
-      this.#inFlight.set(runId, { resolve, host: run.host, worker });
+      // The worker enforces the wall time itself; if it cannot (its event loop blocked, e.g. by a runaway
+      // sql query), the worker is killed: its runs fail with the reason and a new worker takes over.
+      const watchdog = setTimeout(() => {
+        this.#options.logger.error({ worker: worker.index, runId }, 'script worker stopped answering; killing it');
+        worker.child.kill('SIGKILL');
+      }, this.#options.limits.wallTimeoutMs + STUCK_GRACE_MS);
+      this.#inFlight.set(runId, { resolve, host: run.host, worker, watchdog });
       const request: RunRequest = {
         kind: 'run',
         runId,
@@ -100,7 +112,12 @@ export class WorkerPool implements ScriptRunner {
   }
 
   #spawn(index: number): Worker {
-    const child = fork(WORKER, [], { execArgv: EXEC_ARGV, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(WORKER, [], {
+      execArgv: EXEC_ARGV,
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, IOTBRIDGE_SQL_DIR: this.#options.sqlDir },
+    });
     const worker: Worker = { index, child };
     child.on('message', (message: FromWorker) => this.#onMessage(worker, message));
     child.on('error', (error) => this.#options.logger.warn({ err: error, worker: index }, 'script worker channel error'));
@@ -141,6 +158,7 @@ export class WorkerPool implements ScriptRunner {
     const flight = this.#inFlight.get(runId);
     if (!flight) return;
     this.#inFlight.delete(runId);
+    clearTimeout(flight.watchdog);
     flight.resolve(result);
   }
 }

@@ -31,6 +31,7 @@ interface AccountSandbox {
 
 /** What one run collects while it executes. */
 interface RunState {
+  readonly accountId: string;
   readonly logs: string[];
   exitMessage: string | null;
 }
@@ -184,12 +185,14 @@ function withLocal(namespacesJson: string): string {
 }
 
 /** Answers a pure namespace call here, or returns undefined when the service must answer it. */
-function localCall(namespace: string, fn: string, argsJson: string): string | undefined {
+function localCall(runId: number, namespace: string, fn: string, argsJson: string): string | undefined {
   const functions = Object.hasOwn(LOCAL_NAMESPACES, namespace) ? LOCAL_NAMESPACES[namespace] : undefined;
   const local = functions && Object.hasOwn(functions, fn) ? functions[fn] : undefined;
   if (!local) return undefined;
   try {
-    const value = local(JSON.parse(argsJson) as unknown[]);
+    const accountId = runs.get(runId)?.accountId;
+    if (accountId === undefined) return JSON.stringify({ error: 'the run ended' });
+    const value = local(JSON.parse(argsJson) as unknown[], { accountId });
     return value === undefined ? '{}' : JSON.stringify({ value });
   } catch (error) {
     return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
@@ -309,7 +312,7 @@ function describe(error: unknown, scriptName: string, isolate: ivm.Isolate, limi
 
 async function run(request: RunRequest): Promise<RunResult> {
   const started = process.hrtime.bigint();
-  const state: RunState = { logs: [], exitMessage: null };
+  const state: RunState = { accountId: request.accountId, logs: [], exitMessage: null };
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
   let wallExpired = false;
   let sandbox: AccountSandbox;
@@ -358,7 +361,7 @@ async function run(request: RunRequest): Promise<RunResult> {
 }
 
 function hostCall(runId: number, namespace: string, fn: string, argsJson: string): Promise<string> {
-  const local = localCall(namespace, fn, argsJson);
+  const local = localCall(runId, namespace, fn, argsJson);
   if (local !== undefined) return Promise.resolve(local);
   const callId = nextCallId++;
   return new Promise<string>((resolve) => {

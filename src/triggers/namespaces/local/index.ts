@@ -6,6 +6,7 @@ import { hash } from './hash.js';
 import { json } from './json.js';
 import type { LocalNamespace } from './local.js';
 import { network } from './network.js';
+import { sql } from './sql.js';
 import { delimitedStringToObject } from './text.js';
 
 /** Earth's mean radius (IUGG), metres. */
@@ -27,4 +28,4 @@ const string: LocalNamespace = {
 };
 
 /** Namespaces answered inside the script worker: pure functions, no service state, no trip over IPC. */
-export const LOCAL_NAMESPACES: Readonly<Record<string, LocalNamespace>> = { convert: { ...convert, ...codecs }, date, hash, json, network, geospatial, string };
+export const LOCAL_NAMESPACES: Readonly<Record<string, LocalNamespace>> = { convert: { ...convert, ...codecs }, date, hash, json, network, geospatial, string, sql };

@@ -4,7 +4,12 @@ import { ScriptArgumentError } from '../namespace.js';
  * A pure namespace function: runs in the script worker itself (no trip to the service), from JSON
  * arguments to a JSON value. A throw becomes an Error in the script.
  */
-export type LocalFunction = (args: unknown[]) => unknown;
+export type LocalFunction = (args: unknown[], context: LocalContext) => unknown;
+
+/** What a worker-local function knows of the run that called it. */
+export interface LocalContext {
+  readonly accountId: string;
+}
 
 export type LocalNamespace = Readonly<Record<string, LocalFunction>>;
 
