@@ -9,6 +9,7 @@ import { createDomain, type Domain } from './domain/domain.js';
 import { DurableEventBus, type EventBus } from './events/event-bus.js';
 import { RetentionJob } from './events/retention.js';
 import { MemoryCache } from './triggers/cache.js';
+import { NO_MAILER, SmtpMailer } from './triggers/mailer.js';
 import { TriggerEngine } from './triggers/engine.js';
 import { SERVICE_NAMESPACES } from './triggers/namespaces/index.js';
 import { Signals } from './triggers/signals.js';
@@ -95,7 +96,10 @@ export class IotBridge {
     const engine = new TriggerEngine({
       domain,
       runner: this.#scripts,
-      services: { cache: new MemoryCache(), signals: new Signals(), queues: new SqlScriptQueueStore(database.db), api: internalCalls },
+      services: { cache: new MemoryCache(), signals: new Signals(), queues: new SqlScriptQueueStore(database.db),
+        api: internalCalls,
+        mailer: config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : NO_MAILER,
+      },
       namespaces: SERVICE_NAMESPACES,
       wallTimeoutMs: config.scriptWallTimeoutMs,
       logger,

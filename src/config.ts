@@ -32,6 +32,10 @@ export interface Config {
   readonly scriptWallTimeoutMs: number;
   /** Heap of one account's script isolate. `IOTBRIDGE_SCRIPT_MEMORY_MB`, default 64. */
   readonly scriptMemoryMb: number;
+  /** SMTP server for scripts' `email.send`: `smtp://user:pass@host:587` or `smtps://…`. `IOTBRIDGE_SMTP_URL`, default unset (email off). */
+  readonly smtpUrl: string | undefined;
+  /** Sender address of script mail. `IOTBRIDGE_SMTP_FROM`, default `iotbridge@localhost`. */
+  readonly smtpFrom: string;
   /** pino level. `IOTBRIDGE_LOG_LEVEL`, default `info`. */
   readonly logLevel: string;
 }
@@ -48,6 +52,7 @@ export const DEFAULTS = {
   scriptTimeoutMs: 1000,
   scriptWallTimeoutMs: 30_000,
   scriptMemoryMb: 64,
+  smtpFrom: 'iotbridge@localhost',
   logLevel: 'info',
 } as const;
 
@@ -68,6 +73,8 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   scriptTimeoutMs: 'IOTBRIDGE_SCRIPT_TIMEOUT_MS',
   scriptWallTimeoutMs: 'IOTBRIDGE_SCRIPT_WALL_TIMEOUT_MS',
   scriptMemoryMb: 'IOTBRIDGE_SCRIPT_MEMORY_MB',
+  smtpUrl: 'IOTBRIDGE_SMTP_URL',
+  smtpFrom: 'IOTBRIDGE_SMTP_FROM',
   logLevel: 'IOTBRIDGE_LOG_LEVEL',
 };
 
@@ -114,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     scriptTimeoutMs: integer(merged, 'scriptTimeoutMs', 1, 600_000),
     scriptWallTimeoutMs: integer(merged, 'scriptWallTimeoutMs', 1, 3_600_000),
     scriptMemoryMb: integer(merged, 'scriptMemoryMb', 8, 4096),
+    smtpUrl: optionalString(merged, 'smtpUrl'),
+    smtpFrom: optionalString(merged, 'smtpFrom') ?? DEFAULTS.smtpFrom,
     logLevel: optionalString(merged, 'logLevel') ?? DEFAULTS.logLevel,
   };
 }

@@ -76,6 +76,8 @@ export const endpointNamespace: Namespace = {
     /** endpoint.updateTags(endpoint, addTags, removeTags?) → the endpoint. */
     updateTags: async (context, args) =>
       context.domain.endpoints.patch(context.scope, ref(context, args[0]), { addTags: tags(args[1], 'addTags') ?? [], removeTags: tags(args[2], 'removeTags') }),
+    /** endpoint.attach(endpoint, serviceId) moves the endpoint to another service of the account → the endpoint. */
+    attach: async (context, args) => context.domain.endpoints.patch(context.scope, ref(context, args[0]), { serviceId: stringArg(args, 1, 'serviceId') }),
     /** endpoint.delete(endpoint) → true. */
     delete: async (context, args) => {
       await context.domain.endpoints.delete(context.scope, ref(context, args[0]));

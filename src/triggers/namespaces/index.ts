@@ -1,5 +1,7 @@
 import { accumulatorNamespace } from './accumulator.js';
+import { activityNamespace } from './activity.js';
 import { apiNamespace } from './api.js';
+import { emailNamespace } from './email.js';
 import { cacheNamespace } from './cache.js';
 import { endpointNamespace } from './endpoint.js';
 import { execNamespace } from './exec.js';
@@ -18,4 +20,6 @@ export const SERVICE_NAMESPACES: readonly Namespace[] = [
   triggerNamespace,
   execNamespace,
   apiNamespace,
+  emailNamespace,
+  activityNamespace,
 ];

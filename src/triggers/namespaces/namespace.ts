@@ -4,6 +4,7 @@ import type { Execution } from '../executions.js';
 import type { Scope } from '../../domain/scope.js';
 import type { Event } from '../../events/event.js';
 import type { Cache } from '../cache.js';
+import type { Mailer } from '../mailer.js';
 import type { ScriptQueueStore } from '../queues.js';
 import type { Signals } from '../signals.js';
 import type { Trigger } from '../triggers.js';
@@ -30,6 +31,7 @@ export interface ScriptServices {
   readonly queues: ScriptQueueStore;
   /** The service's own HTTP API, called in-process (the `api` namespace). */
   readonly api: InternalCalls;
+  readonly mailer: Mailer;
 }
 
 /** Runs in the service for a script: gets the script's arguments (JSON values), returns a JSON value; a throw becomes an Error in the script. */
