@@ -139,6 +139,12 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
     assert.deepEqual(frozen.logs, ['TypeError', 'TypeError']);
   });
 
+  it('runs many scripts of one account at once on a cold worker (isolates still starting are waited for)', async () => {
+    const results = await Promise.all(Array.from({ length: 24 }, (_, i) => run(`log(${i} * 2)`, { accountId: 'burst', scriptId: 'burst@1' })));
+    assert.deepEqual(results.map((r) => r.status), Array(24).fill('success'), JSON.stringify(results.find((r) => r.status !== 'success')));
+    assert.deepEqual(results.map((r) => r.logs[0]), Array.from({ length: 24 }, (_, i) => String(i * 2)));
+  });
+
   it('keeps accounts in separate isolates', async () => {
     const a = await run(`log(typeof leak)`, { accountId: 'tenant-a', globals: { leak: 'a-secret' } });
     const b = await run(`log(typeof leak)`, { accountId: 'tenant-b', globals: {} });

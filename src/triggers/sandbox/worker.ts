@@ -27,6 +27,8 @@ interface AccountSandbox {
   inUse: number;
   /** A run left something on the global object that cannot be removed: the context is replaced after it. */
   tainted: boolean;
+  /** Settles once the context and runner exist: a sandbox joins its account's pool before it is ready. */
+  ready: Promise<void>;
 }
 
 /** What one run collects while it executes. */
@@ -224,6 +226,12 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
   if (idle || pool.length >= MAX_PER_ACCOUNT) {
     const chosen = idle ?? pool.reduce((a, b) => (b.inUse < a.inUse ? b : a));
     chosen.inUse++;
+    try {
+      await chosen.ready;
+    } catch (error) {
+      chosen.inUse--;
+      throw error;
+    }
     return chosen;
   }
   const isolate = new ivm.Isolate({ memoryLimit: request.limits.memoryMb });
@@ -235,8 +243,16 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
     namespacesJson: request.namespacesJson,
     inUse: 1,
     tainted: false,
+    ready: Promise.resolve(),
   };
   pool.push(sandbox);
+  let markReady!: () => void;
+  let markFailed!: (error: unknown) => void;
+  sandbox.ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    markFailed = reject;
+  });
+  sandbox.ready.catch(() => undefined); // waiters see the failure; nobody else needs to
   try {
     const context = await isolate.createContext();
     const global = context.global;
@@ -256,7 +272,9 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
     const bootstrap = await isolate.compileScript(BOOTSTRAP, { filename: 'iotbridge:bootstrap' });
     const runner = (await bootstrap.run(context, { reference: true, timeout: 5000 })) as AccountSandbox['runner'];
     Object.assign(sandbox, { context, runner });
+    markReady();
   } catch (error) {
+    markFailed(error);
     sandbox.inUse--;
     retire(accountId, sandbox);
     throw error;
