@@ -183,5 +183,25 @@ for (const dialect of DIALECTS) {
         '{"a":1,"b":[2,3]}',
       ]);
     });
+
+    it('the rest of convert, hash and network answer inside the sandbox too', async () => {
+      const proto = 'syntax = \\"proto3\\"; message M { int32 a = 1; }';
+      const result = await run(`
+        var proto = "${proto}";
+        log(hash.crc64signed('123456789'), JSON.stringify(network.decodeMccMnc('310410')));
+        log(convert.intToHex(-200, 2), convert.binToStr(convert.strToBin('Grüße')), JSON.stringify(convert.delimitedStringToObject('a:1;b:ff', ';', ':', { intHex: true })));
+        log(JSON.stringify(convert.xmlToObject('<r><v>1</v></r>')), JSON.stringify(convert.csvToObjects('k,v\\nx,1')));
+        log(convert.objectToCbor({ a: 1 }), JSON.stringify(convert.msgPackToObject('81a16101')));
+        log(convert.objectToProtobuf({ a: 150 }, proto, 'M'), JSON.stringify(convert.protobufToObject('089601', proto, 'M')));
+      `);
+      assert.equal(result.status, 'success', `${result.error} line ${result.line}`);
+      assert.deepEqual(result.logs, [
+        `${BigInt.asIntN(64, 0x995dc9bbdf1939fan)} {"mcc":"310","mnc":"410"}`,
+        'ff38 Grüße {"a":1,"b":255}',
+        '{"r":{"v":1}} [{"k":"x","v":"1"}]',
+        'a1616101 {"a":1}',
+        '089601 {"a":150}',
+      ]);
+    });
   });
 }

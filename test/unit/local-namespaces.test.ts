@@ -90,7 +90,8 @@ describe('convert codecs (vectors from the specifications)', () => {
     assert.equal(call('convert', 'cborToObject', '6449455446'), 'IETF');
     assert.equal(call('convert', 'cborToObject', '4401020304'), '01020304', 'byte strings come back as hex');
     assert.equal(call('convert', 'cborToObject', '1bffffffffffffffff'), '18446744073709551615', 'integers past 2^53 as strings');
-    assert.deepEqual(call('convert', 'cborToObject', call('convert', 'objectToCbor', { a: 1, b: [2, 3] })), { a: 1, b: [2, 3] });
+    assert.equal(call('convert', 'objectToCbor', { a: 1, b: [2, 3] }), 'a26161016162820203', 'preferred serialization, as RFC 8949 Appendix A');
+    assert.equal(call('convert', 'objectToCbor', 1000), '1903e8');
     assert.throws(() => call('convert', 'cborToObject', '1f'), /not valid CBOR/);
   });
 
@@ -110,5 +111,16 @@ describe('convert codecs (vectors from the specifications)', () => {
     assert.deepEqual(call('convert', 'xmlToObject', '<m id="7"><t>21.5</t><u>C</u></m>'), { m: { '@id': 7, t: 21.5, u: 'C' } });
     assert.deepEqual(call('convert', 'csvToObjects', 'imei,rssi\n490154203237518,-71\n'), [{ imei: '490154203237518', rssi: '-71' }]);
     assert.deepEqual(call('convert', 'csvToObjects', 'a;b\n1;2', { delimiter: ';', columns: false }), [['a', 'b'], ['1', '2']]);
+  });
+});
+
+describe('script cache', () => {
+  it('never keeps an entry longer than 86400 s (SPEC maxTtl), whatever TTL a script asks for', async () => {
+    const { MemoryCache, clampTtl } = await import('../../src/triggers/cache.js');
+    assert.deepEqual([clampTtl(undefined), clampTtl(10 ** 9), clampTtl(0), clampTtl(1.2)], [86_400, 86_400, 1, 2]);
+    const cache = new MemoryCache();
+    await cache.set('a', 'k', 'v', 10 ** 9);
+    assert.equal(await cache.get('a', 'k'), 'v');
+    assert.equal(await cache.get('b', 'k'), null, 'keys are per account');
   });
 });

@@ -1,10 +1,14 @@
-import { decode as cborDecode, encode as cborEncode } from 'cbor-x';
+import { Decoder as CborDecoder, Encoder as CborEncoder } from 'cbor-x';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser } from 'fast-xml-parser';
 import { unpack } from 'msgpackr';
 import protobuf from 'protobufjs';
 import { ScriptArgumentError } from '../namespace.js';
 import { bytesArg, type LocalNamespace } from './local.js';
+
+// Plain RFC 8949 (no cbor-x record extension), maps sized to their entries: what devices expect.
+const cbor = new CborEncoder({ useRecords: false, variableMapSize: true, mapsAsObjects: true });
+const cborDecoder = new CborDecoder({ useRecords: false, mapsAsObjects: true });
 
 const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', parseTagValue: true, parseAttributeValue: true, processEntities: true });
 
@@ -66,9 +70,9 @@ export const codecs: LocalNamespace = {
     );
   },
   /** convert.cborToObject(hex) → the value (RFC 8949); byte strings come back as hex. */
-  cborToObject: ([data]) => jsonSafe(decoding('CBOR', () => cborDecode(bytesArg(data, 'data')) as unknown)),
+  cborToObject: ([data]) => jsonSafe(decoding('CBOR', () => cborDecoder.decode(bytesArg(data, 'data')) as unknown)),
   /** convert.objectToCbor(value) → hex. */
-  objectToCbor: ([value]) => Buffer.from(cborEncode(value)).toString('hex'),
+  objectToCbor: ([value]) => Buffer.from(cbor.encode(value)).toString('hex'),
   /** convert.msgPackToObject(hex) → the value. */
   msgPackToObject: ([data]) => jsonSafe(decoding('MessagePack', () => unpack(bytesArg(data, 'data')) as unknown)),
   /** convert.protobufToObject(hex, protoText, "pkg.Message") → the message as an object (64-bit integers as strings). */
