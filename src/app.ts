@@ -125,6 +125,7 @@ export class IotBridge {
     await this.#http?.close();
     await this.#bus?.stop();
     await this.#scripts?.stop();
+    await this.#domain?.executions.flush();
     await this.#database?.close();
     this.#http = undefined;
     this.#bus = undefined;

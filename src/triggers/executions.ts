@@ -64,6 +64,11 @@ export class Executions {
     return done;
   }
 
+  /** Waits for executions recorded but not yet written (before storage closes). */
+  async flush(): Promise<void> {
+    await this.#batch?.done.catch(() => undefined);
+  }
+
   list(scope: Scope, filter: ExecutionFilter, page: PageRequest): Promise<Page<Execution>> {
     return this.#store.list(scope.accountId, filter, page);
   }
