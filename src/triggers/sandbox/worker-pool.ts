@@ -85,7 +85,7 @@ export class WorkerPool implements ScriptRunner {
         scriptName: run.scriptName,
         script: run.script,
         globals: run.globals,
-        namespacesJson: JSON.stringify(run.namespaces),
+        namespacesJson: namesJson(run.namespaces),
         limits: this.#options.limits,
       };
       worker.child.send(request, (error) => {
@@ -161,6 +161,17 @@ export class WorkerPool implements ScriptRunner {
     clearTimeout(flight.watchdog);
     flight.resolve(result);
   }
+}
+
+/** The engine passes the same namespace map on every run: serialise it once. */
+const namesJsonCache = new WeakMap<object, string>();
+function namesJson(namespaces: Record<string, string[]>): string {
+  let json = namesJsonCache.get(namespaces);
+  if (json === undefined) {
+    json = JSON.stringify(namespaces);
+    namesJsonCache.set(namespaces, json);
+  }
+  return json;
 }
 
 function failed(error: string): RunResult {
