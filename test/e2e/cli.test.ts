@@ -69,6 +69,8 @@ describe('iotbridge command line', () => {
   it('on first start generates a root token, prints it once, and serves /health on the logged port', async () => {
     const first = await serve({ IOTBRIDGE_DATA_DIR: dataDir });
     try {
+      // The token is written to stderr right after the ready line goes to stdout: wait for it.
+      for (let i = 0; i < 100 && !first.stderr().includes('Bearer AT:'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
       const token = /Bearer (AT:[A-Za-z0-9_-]+)/.exec(first.stderr())?.[1];
       assert.ok(token, `no token in: ${first.stderr()}`);
       const health = await fetch(`http://127.0.0.1:${first.port}/health`);
