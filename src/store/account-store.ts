@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { AccountContents, AccountRecord, AccountStore } from '../domain/accounts.js';
 import type { PageRequest } from '../domain/pagination.js';
 import { fromJson, toJson, type AccountsTable, type Schema } from './schema.js';
-import { page, startsWith, toIso, toMs } from './sql.js';
+import { pageOf, startsWith, toIso, toMs } from './sql.js';
 
 export class SqlAccountStore implements AccountStore {
   readonly #db: Kysely<Schema>;
@@ -44,11 +44,7 @@ export class SqlAccountStore implements AccountStore {
         const path = (filter as { descendantsOf: string }).descendantsOf;
         return q.where(startsWith('path', path)).where('path', '!=', path);
       });
-    const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('name').orderBy('id').limit(request.limit).offset(request.offset).execute(),
-      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return page(rows, count.n, request, toAccount);
+    return pageOf(base, (q) => q.selectAll().orderBy('name').orderBy('id'), request, toAccount);
   }
 
   async update(accountId: string, changes: { name?: string; externalRefs?: Record<string, string>; updatedAt: string }): Promise<void> {

@@ -10,7 +10,7 @@ import {
 import type { PageRequest } from '../domain/pagination.js';
 import { AppError } from '../errors.js';
 import { fromJson, toJson, type EndpointsTable, type Schema } from './schema.js';
-import { isUniqueViolation, page, precompiled, startsWith, toIso, toMs } from './sql.js';
+import { isUniqueViolation, pageOf, precompiled, startsWith, toIso, toMs } from './sql.js';
 
 const SORT_COLUMNS = { key: 'key', createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 
@@ -58,11 +58,7 @@ export class SqlEndpointStore implements EndpointStore {
 
   async list(accountId: string, filter: EndpointFilter, request: PageRequest, sort: EndpointSort) {
     const base = filtered(this.#db.selectFrom('endpoints'), accountId, filter);
-    const [rows, count] = await Promise.all([
-      base.selectAll().orderBy(SORT_COLUMNS[sort]).orderBy('id').limit(request.limit).offset(request.offset).execute(),
-      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return page(rows, count.n, request, toEndpoint);
+    return pageOf(base, (q) => q.selectAll().orderBy(SORT_COLUMNS[sort]).orderBy('id'), request, toEndpoint);
   }
 
   async count(accountId: string, filter: EndpointFilter): Promise<number> {

@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { PageRequest } from '../domain/pagination.js';
 import type { Service, ServiceOptions, ServiceStore, ServiceType } from '../domain/services.js';
 import { fromJson, toJson, type Schema, type ServicesTable } from './schema.js';
-import { page, toIso, toMs } from './sql.js';
+import { pageOf, toIso, toMs } from './sql.js';
 
 export class SqlServiceStore implements ServiceStore {
   readonly #db: Kysely<Schema>;
@@ -25,11 +25,7 @@ export class SqlServiceStore implements ServiceStore {
       .selectFrom('services')
       .where('account_id', '=', accountId)
       .$if(filter.type !== undefined, (q) => q.where('type', '=', filter.type as string));
-    const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('name').orderBy('id').limit(request.limit).offset(request.offset).execute(),
-      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return page(rows, count.n, request, toService);
+    return pageOf(base, (q) => q.selectAll().orderBy('name').orderBy('id'), request, toService);
   }
 
   async update(service: Service): Promise<void> {

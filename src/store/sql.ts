@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Page, PageRequest } from '../domain/pagination.js';
 
 /** True for a unique-constraint violation on either dialect. */
@@ -19,8 +19,20 @@ export function startsWith(column: string, prefix: string): RawBuilder<SqlBool> 
   return sql<SqlBool>`${sql.ref(column)} like ${pattern} escape '\\'`;
 }
 
-export function page<Row, Item>(rows: Row[], total: number | string | bigint, request: PageRequest, map: (row: Row) => Item): Page<Item> {
-  return { items: rows.map(map), total: Number(total), limit: request.limit, offset: request.offset };
+/**
+ * One page of a list and the total of the same query: `rows` adds the selection and order to `base`
+ * (which holds only the filters), the count runs on `base` itself.
+ */
+export async function pageOf<DB, TB extends keyof DB, Row, Item>(
+  base: SelectQueryBuilder<DB, TB, object>,
+  rows: (query: SelectQueryBuilder<DB, TB, object>) => SelectQueryBuilder<DB, TB, Row>,
+  request: PageRequest,
+  map: (row: Row) => Item,
+): Promise<Page<Item>> {
+  // Kysely cannot resolve the selection type while DB and TB are still generic: name it.
+  const counted = base.select(sql<number | string>`count(*)`.as('n')) as unknown as SelectQueryBuilder<DB, TB, { n: number | string }>;
+  const [found, count] = await Promise.all([rows(base).limit(request.limit).offset(request.offset).execute(), counted.executeTakeFirstOrThrow()]);
+  return { items: found.map(map), total: Number(count.n), limit: request.limit, offset: request.offset };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { PageRequest } from '../domain/pagination.js';
 import type { TokenKind } from '../domain/scope.js';
 import type { TokenRecord, TokenStore } from '../domain/tokens.js';
 import type { Schema, TokensTable } from './schema.js';
-import { page, toIso, toMs } from './sql.js';
+import { pageOf, toIso, toMs } from './sql.js';
 
 export class SqlTokenStore implements TokenStore {
   readonly #db: Kysely<Schema>;
@@ -42,11 +42,7 @@ export class SqlTokenStore implements TokenStore {
 
   async list(accountId: string, kinds: readonly TokenKind[], request: PageRequest) {
     const base = this.#db.selectFrom('tokens').where('account_id', '=', accountId).where('kind', 'in', kinds);
-    const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('created_at').orderBy('id').limit(request.limit).offset(request.offset).execute(),
-      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return page(rows, count.n, request, toToken);
+    return pageOf(base, (q) => q.selectAll().orderBy('created_at').orderBy('id'), request, toToken);
   }
 
   async get(accountId: string, id: string): Promise<TokenRecord | undefined> {

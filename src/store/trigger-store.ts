@@ -5,7 +5,7 @@ import type { TriggerFilter } from '../triggers/filters.js';
 import type { RunStatus } from '../triggers/sandbox/protocol.js';
 import type { GlobalVariable, Trigger, TriggerStore } from '../triggers/triggers.js';
 import { fromJson, toJson, type ExecutionsTable, type Schema, type TriggersTable } from './schema.js';
-import { page, toIso, toMs } from './sql.js';
+import { pageOf, toIso, toMs } from './sql.js';
 
 export class SqlTriggerStore implements TriggerStore {
   readonly #db: Kysely<Schema>;
@@ -30,11 +30,7 @@ export class SqlTriggerStore implements TriggerStore {
 
   async list(accountId: string, request: PageRequest) {
     const base = this.#db.selectFrom('triggers').where('account_id', '=', accountId);
-    const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('name').orderBy('id').limit(request.limit).offset(request.offset).execute(),
-      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return page(rows, count.n, request, toTrigger);
+    return pageOf(base, (q) => q.selectAll().orderBy('name').orderBy('id'), request, toTrigger);
   }
 
   async active(accountId: string): Promise<Trigger[]> {
@@ -96,11 +92,7 @@ export class SqlExecutionStore implements ExecutionStore {
     if (filter.triggerId !== undefined) base = base.where('trigger_id', '=', filter.triggerId);
     if (filter.status !== undefined) base = base.where('status', '=', filter.status);
     if (filter.eventId !== undefined) base = base.where('event_id', '=', filter.eventId);
-    const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('seq', 'desc').limit(request.limit).offset(request.offset).execute(),
-      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return page(rows, count.n, request, toExecution);
+    return pageOf(base, (q) => q.selectAll().orderBy('seq', 'desc'), request, toExecution);
   }
 }
 

@@ -3,7 +3,7 @@ import type { PageRequest } from '../domain/pagination.js';
 import type { UserRecord, UserStore } from '../domain/users.js';
 import { AppError } from '../errors.js';
 import type { Schema, UsersTable } from './schema.js';
-import { isUniqueViolation, page, toIso, toMs } from './sql.js';
+import { isUniqueViolation, pageOf, toIso, toMs } from './sql.js';
 
 export class SqlUserStore implements UserStore {
   readonly #db: Kysely<Schema>;
@@ -45,11 +45,7 @@ export class SqlUserStore implements UserStore {
 
   async list(accountId: string, request: PageRequest) {
     const base = this.#db.selectFrom('users').where('account_id', '=', accountId);
-    const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('email').limit(request.limit).offset(request.offset).execute(),
-      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return page(rows, count.n, request, toUser);
+    return pageOf(base, (q) => q.selectAll().orderBy('email'), request, toUser);
   }
 
   async update(id: string, changes: { name?: string; passwordHash?: string; updatedAt: string }): Promise<void> {
