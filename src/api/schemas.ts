@@ -2,6 +2,8 @@ import { Type, type TSchema } from 'typebox';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import { KEEP_ALIVE_MODES, SERVICE_TYPES } from '../domain/services.js';
 import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT } from '../domain/pagination.js';
+import { PASSWORD_MIN_LENGTH } from '../domain/users.js';
+import { PLATFORM_EVENT_TYPES } from '../events/event.js';
 import { FILTER_TYPES } from '../triggers/filters.js';
 
 /** Shared JSON Schemas of the HTTP API: they validate requests, shape responses and make the OpenAPI document. */
@@ -112,7 +114,7 @@ export const User = Type.Object({
 });
 
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' });
-const Password = Type.String({ minLength: 8, maxLength: 1024 });
+const Password = Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: 1024 });
 
 export const UserCreate = Type.Object(
   { email: Email, password: Password, name: Type.Optional(Name), superAdmin: Type.Optional(Type.Boolean()) },
@@ -249,7 +251,7 @@ export const Event = Type.Object({
 
 export const EventPost = Type.Object(
   {
-    type: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f]+$', description: 'Event type: a platform type (SPEC "Events") or your own' }),
+    type: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f]+$', description: `Event type: a platform type (${PLATFORM_EVENT_TYPES.join(', ')}) or your own` }),
     endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'Endpoint id or k.<key>' })),
     data: Type.Optional(Type.Unknown({ description: 'Any JSON payload' })),
     awaitReply: Type.Optional(Type.Boolean({ description: 'Wait for a trigger to answer with trigger.reply(data); the answer carries it as `reply`' })),
