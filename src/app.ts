@@ -6,6 +6,9 @@ import { InternalCalls } from './api/internal-calls.js';
 import { buildHttpApi } from './api/server.js';
 import { ConfigError, ENV_NAMES, type Config } from './config.js';
 import { createDomain, type Domain } from './domain/domain.js';
+import type { DeviceChannels, DeviceServer } from './devices/device-server.js';
+import { DevicePresence } from './devices/presence.js';
+import { deviceServers } from './devices/servers.js';
 import { DurableEventBus, type EventBus } from './events/event-bus.js';
 import { RetentionJob } from './events/retention.js';
 import { MemoryCache } from './triggers/cache.js';
@@ -16,6 +19,7 @@ import { Signals } from './triggers/signals.js';
 import { SqlScriptQueueStore } from './store/script-queue-store.js';
 import { WorkerPool } from './triggers/sandbox/worker-pool.js';
 import { createLogger } from './logger.js';
+import { ObjectRegistry } from './lwm2m/objects/registry.js';
 import { openDatabase, type Database } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sqlStores } from './store/stores.js';
@@ -42,6 +46,9 @@ export class IotBridge {
   #bus: EventBus | undefined;
   #retention: RetentionJob | undefined;
   #scripts: WorkerPool | undefined;
+  #presence: DevicePresence | undefined;
+  #deviceServers: DeviceServer[] = [];
+  readonly #channels: DeviceChannels = {};
   #ready = false;
 
   readonly #beforeBusStart: ((bus: EventBus) => void | Promise<void>) | undefined;
@@ -56,6 +63,17 @@ export class IotBridge {
   get domain(): Domain {
     if (!this.#domain) throw new Error('IotBridge is not started');
     return this.#domain;
+  }
+
+  /** Device presence (connected / unavailable, lifecycle events) shared by every protocol. */
+  get presence(): DevicePresence {
+    if (!this.#presence) throw new Error('IotBridge is not started');
+    return this.#presence;
+  }
+
+  /** What the device servers offer scripts and the API (LwM2M device management, `udp.send`, …). */
+  get devices(): DeviceChannels {
+    return this.#channels;
   }
 
   /** The event bus: consumers (the trigger engine, tests) subscribe here. */
@@ -75,18 +93,21 @@ export class IotBridge {
 
   async #start(): Promise<Started> {
     const { config, logger } = this;
-    const database = openDatabase(config);
+    const database = openDatabase(config, logger);
     this.#database = database;
     const applied = await migrateToLatest(database);
     logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
 
-    const stores = sqlStores(database.db);
+    const stores = sqlStores(database);
     const bus = new DurableEventBus(stores.events, { parallelism: config.eventParallelism, logger });
     this.#bus = bus;
     const domain = createDomain(stores, bus, config);
     this.#domain = domain;
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
     const internalCalls = new InternalCalls();
+    const presence = new DevicePresence(domain, stores.endpoints, bus, { logger });
+    this.#presence = presence;
+    const channels: DeviceChannels = this.#channels;
     this.#scripts = new WorkerPool({
       workers: config.scriptWorkers,
       limits: { timeoutMs: config.scriptTimeoutMs, wallTimeoutMs: config.scriptWallTimeoutMs, memoryMb: config.scriptMemoryMb },
@@ -99,23 +120,32 @@ export class IotBridge {
       services: { cache: new MemoryCache(), signals: new Signals(), queues: new SqlScriptQueueStore(database.db),
         api: internalCalls,
         mailer: config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : NO_MAILER,
+        devices: channels,
       },
       namespaces: SERVICE_NAMESPACES,
       wallTimeoutMs: config.scriptWallTimeoutMs,
       logger,
     });
     engine.attach(bus);
+    // LwM2M object registry: shipped definitions plus every account's uploads, read once here.
+    const objects = new ObjectRegistry({ store: stores.objectModels });
+    await objects.load();
+    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects });
     await this.#beforeBusStart?.(bus);
     await bus.start();
     this.#retention = new RetentionJob(stores.events, { days: config.historyRetentionDays, logger });
     this.#retention.start();
+    presence.start();
+    const ports: Record<string, number> = {};
+    for (const server of this.#deviceServers) Object.assign(ports, await server.start());
 
-    const http = await buildHttpApi({ domain, engine, internalCalls, logger, version: VERSION, isReady: () => this.#ready });
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, devices: channels });
     this.#http = http;
-    const httpPort = await listen(http, config.httpPort, config.httpHost);
+    ports.http = await listen(http, config.httpPort, config.httpHost);
     this.#ready = true;
-    logger.info({ ports: { http: httpPort }, version: VERSION }, `IoT Bridge ready: HTTP API on port ${httpPort}`);
-    return { ports: { http: httpPort }, rootAccountId, generatedRootToken };
+    const listening = Object.entries(ports).map(([name, port]) => `${name} ${port}`).join(', ');
+    logger.info({ ports, version: VERSION }, `IoT Bridge ready: ${listening}`);
+    return { ports, rootAccountId, generatedRootToken };
   }
 
   /** Stops accepting work, lets requests in flight finish, then closes storage. */
@@ -123,6 +153,10 @@ export class IotBridge {
     this.#ready = false;
     await this.#retention?.stop();
     await this.#http?.close();
+    // Devices first: what they sent before the stop is durable once the bus is stopped.
+    for (const server of [...this.#deviceServers].reverse()) await server.stop();
+    this.#deviceServers = [];
+    await this.#presence?.stop();
     await this.#bus?.stop();
     await this.#scripts?.stop();
     await this.#domain?.executions.flush();

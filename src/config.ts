@@ -7,6 +7,16 @@ export interface Config {
   readonly httpPort: number;
   /** Address the HTTP API binds. `IOTBRIDGE_HTTP_HOST`, default `0.0.0.0`. */
   readonly httpHost: string;
+  /** UDP device port, shared by every UDP service (IPv4 and IPv6). `IOTBRIDGE_UDP_PORT`, default 5700; 0 picks a free port. */
+  /** CoAP/LwM2M UDP port. `IOTBRIDGE_COAP_PORT`, default 5683; 0 picks a free port. */
+  readonly coapPort: number;
+  /** Address CoAP binds. `IOTBRIDGE_COAP_HOST`, default unset: `::` dual-stack (IPv6 and IPv4). */
+  readonly coapHost: string | undefined;
+  /** How long an LwM2M device in queue mode counts as awake after it was heard from. `IOTBRIDGE_LWM2M_AWAKE_MS`, default 93000 (MAX_TRANSMIT_WAIT). */
+  readonly lwm2mAwakeMs: number;
+  readonly udpPort: number;
+  /** TCP device port, shared by every TCP service (IPv4 and IPv6). `IOTBRIDGE_TCP_PORT`, default 5700; 0 picks a free port. */
+  readonly tcpPort: number;
   /** Directory for the embedded SQLite database and other local state. `IOTBRIDGE_DATA_DIR`, default `./data`. */
   readonly dataDir: string;
   /** A `postgres://` URL switches storage to PostgreSQL. `IOTBRIDGE_DATABASE_URL`, default unset (SQLite). */
@@ -43,6 +53,11 @@ export interface Config {
 export const DEFAULTS = {
   httpPort: 8080,
   httpHost: '0.0.0.0',
+  // No IANA port exists for raw device UDP/TCP; 5683/5684 belong to CoAP, which this service also serves.
+  coapPort: 5683,
+  lwm2mAwakeMs: 93_000,
+  udpPort: 5700,
+  tcpPort: 5700,
   dataDir: './data',
   userTokenTtlSeconds: 86_400,
   tokenCacheTtlSeconds: 10,
@@ -60,6 +75,11 @@ export const DEFAULTS = {
 export const ENV_NAMES: Record<keyof Config, string> = {
   httpPort: 'IOTBRIDGE_HTTP_PORT',
   httpHost: 'IOTBRIDGE_HTTP_HOST',
+  coapPort: 'IOTBRIDGE_COAP_PORT',
+  coapHost: 'IOTBRIDGE_COAP_HOST',
+  lwm2mAwakeMs: 'IOTBRIDGE_LWM2M_AWAKE_MS',
+  udpPort: 'IOTBRIDGE_UDP_PORT',
+  tcpPort: 'IOTBRIDGE_TCP_PORT',
   dataDir: 'IOTBRIDGE_DATA_DIR',
   databaseUrl: 'IOTBRIDGE_DATABASE_URL',
   adminToken: 'IOTBRIDGE_ADMIN_TOKEN',
@@ -108,6 +128,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     httpPort: port(merged, 'httpPort'),
     httpHost: optionalString(merged, 'httpHost') ?? DEFAULTS.httpHost,
+    coapPort: port(merged, 'coapPort'),
+    coapHost: optionalString(merged, 'coapHost'),
+    lwm2mAwakeMs: positiveInt(merged, 'lwm2mAwakeMs'),
+    udpPort: port(merged, 'udpPort'),
+    tcpPort: port(merged, 'tcpPort'),
     dataDir: path.resolve(optionalString(merged, 'dataDir') ?? DEFAULTS.dataDir),
     databaseUrl,
     adminToken,

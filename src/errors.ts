@@ -38,11 +38,41 @@ export const ERRORS = {
   },
   IOTB_ENDPOINT_STORAGE_NOT_FOUND: { status: 404, message: 'No stored object with this name' },
 
+  // Devices (UDP, TCP, LoRa): what scripts' udp/tcp/lora functions report
+  IOTB_DEVICE_WRONG_PROTOCOL: { status: 409, message: 'The endpoint belongs to a service of another protocol' },
+  IOTB_DEVICE_ADDRESS_UNKNOWN: { status: 409, message: 'The device has not been heard from yet: its address is unknown' },
+  IOTB_DEVICE_NOT_CONNECTED: { status: 409, message: 'The device has no open connection to this service process' },
+  IOTB_DEVICE_QUEUE_FULL: { status: 409, message: "The device's message queue is full" },
+
+  // LoRa network-server webhooks and downlinks
+  IOTB_LORA_WEBHOOK_UNAUTHORIZED: { status: 401, message: 'The X-Webhook-Secret header does not match the service webhookSecret' },
+  IOTB_LORA_RX_INFO_MISSING: { status: 400, message: 'The uplink carries no receiver metadata (rxInfo / rx_metadata)' },
+  IOTB_LORA_DOWNLINK_NOT_CONFIGURED: { status: 409, message: 'The LoRa service has no network-server API configured for downlinks' },
+  IOTB_LORA_DOWNLINK_FAILED: { status: 502, message: 'The network server did not accept the downlink' },
+
   // Events and history
   IOTB_EVENT_NOT_FOUND: { status: 404, message: 'No such event in the history' },
 
   // Triggers
   IOTB_TRIGGER_NOT_FOUND: { status: 404, message: 'No such trigger' },
+
+  // LwM2M object registry
+  IOTB_LWM2M_OBJECT_INVALID: { status: 400, message: 'The LwM2M object definition (DDF XML) is not valid' },
+  IOTB_LWM2M_OBJECT_NOT_FOUND: { status: 404, message: 'No such LwM2M object definition' },
+  IOTB_LWM2M_OBJECT_LIMIT: { status: 409, message: 'The account has as many uploaded LwM2M object definitions as it may have' },
+  IOTB_LWM2M_OBJECT_SHIPPED: { status: 409, message: 'Shipped LwM2M object definitions cannot be deleted; only an account upload can' },
+  IOTB_LWM2M_REQUEST_INVALID: { status: 400, message: 'The LwM2M request is not valid (path, values or format)' },
+  IOTB_LWM2M_NOT_REGISTERED: { status: 409, message: 'The device is not registered: the request cannot reach it now' },
+  IOTB_LWM2M_TIMEOUT: { status: 504, message: 'The device did not answer in time' },
+  IOTB_LWM2M_QUEUE_FULL: { status: 409, message: 'As many requests as allowed already wait for this device' },
+  IOTB_LWM2M_QUEUE_PURGED: { status: 409, message: 'The device registered anew: requests queued for its previous registration were purged' },
+  IOTB_LWM2M_DEVICE_NOT_FOUND: { status: 404, message: 'The device has no such object, instance or resource (CoAP 4.04)' },
+  IOTB_LWM2M_DEVICE_NOT_ALLOWED: { status: 405, message: 'The device does not allow this operation on this path (CoAP 4.05)' },
+  IOTB_LWM2M_DEVICE_REFUSED: { status: 403, message: 'The device refused the request (CoAP 4.01 Unauthorized or 4.03)' },
+  IOTB_LWM2M_DEVICE_BAD_REQUEST: { status: 400, message: 'The device found the request malformed (CoAP 4.00)' },
+  IOTB_LWM2M_DEVICE_FORMAT: { status: 415, message: 'The device does not support the content format (CoAP 4.06 or 4.15)' },
+  IOTB_LWM2M_DEVICE_ERROR: { status: 502, message: 'The device answered with an error or a payload that cannot be decoded' },
+  IOTB_LWM2M_NOT_OBSERVED: { status: 404, message: 'There is no active observation of this path on the device' },
 
   // Platform
   IOTB_INTERNAL: { status: 500, message: 'Internal error' },

@@ -180,6 +180,8 @@ export const Endpoint = Type.Object({
   trace: Type.Boolean(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+  state: Type.Enum(['connected', 'unavailable'], { description: 'Set by the device protocols: connected after a registration, connect or message; unavailable when it went silent or disconnected' }),
+  lastSeenAt: Type.Union([Timestamp, Type.Null()], { description: 'When the device was last heard from' }),
 });
 
 const Parameters = Type.Object(

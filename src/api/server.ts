@@ -1,8 +1,11 @@
 import swagger from '@fastify/swagger';
+import type { DeviceChannels } from '../devices/device-server.js';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { DevicePresence } from '../devices/presence.js';
 import type { Domain } from '../domain/domain.js';
+import type { ObjectRegistry } from '../lwm2m/objects/registry.js';
 import type { TriggerEngine } from '../triggers/engine.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandling } from './error-handler.js';
@@ -11,6 +14,9 @@ import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
+import { objectRoutes } from './routes/objects.js';
+import { loraRoutes } from './routes/lora.js';
+import { lwm2mRoutes } from './routes/lwm2m.js';
 import { serviceRoutes } from './routes/services.js';
 import { superRoutes } from './routes/super.js';
 import { systemRoutes } from './routes/system.js';
@@ -21,14 +27,20 @@ import { userRoutes } from './routes/users.js';
 export interface HttpApiOptions {
   readonly domain: Domain;
   readonly engine: TriggerEngine;
+  /** Device presence, for the device-facing routes (LoRa webhooks). */
+  readonly presence: DevicePresence;
   readonly internalCalls: InternalCalls;
   readonly logger: FastifyBaseLogger;
   readonly version: string;
   readonly isReady: () => boolean;
+  /** LwM2M object definitions: shipped and per-account uploads. */
+  readonly objects: ObjectRegistry;
+  /** The device servers' APIs (LwM2M device management for `/endpoints/{ref}/lwm2m/…`). */
+  readonly devices: DeviceChannels;
 }
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, internalCalls, logger, version, isReady }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, devices }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -72,6 +84,9 @@ export async function buildHttpApi({ domain, engine, internalCalls, logger, vers
   await app.register(eventRoutes, { domain });
   await app.register(triggerRoutes, { domain, engine });
   await app.register(superRoutes, { domain });
+  await app.register(objectRoutes, { objects });
+  await app.register(lwm2mRoutes, { domain, devices });
+  await app.register(loraRoutes, { domain, presence });
   internalCalls.attach(app);
   return app;
 }

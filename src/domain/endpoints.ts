@@ -20,6 +20,21 @@ export interface Endpoint {
   readonly trace: boolean;
   readonly createdAt: string;
   readonly updatedAt: string;
+  /** Set by the device protocols (see `devices/presence.ts`), never by edits. */
+  readonly state: EndpointState;
+  /** When the device was last heard from; null before its first message. */
+  readonly lastSeenAt: string | null;
+}
+
+export const ENDPOINT_STATES = ['connected', 'unavailable'] as const;
+export type EndpointState = (typeof ENDPOINT_STATES)[number];
+
+/** What a device protocol records when it hears from a device (one targeted write, not a full endpoint update). */
+export interface PresenceChange {
+  readonly state: EndpointState;
+  readonly lastSeenAt: string;
+  /** When silence from now on makes the device missing; null: never (no lifetime and no secondsBeforeMissing). */
+  readonly missingAfter: string | null;
 }
 
 /** Which endpoints a search, count or bulk update covers; all conditions must hold. */
@@ -53,6 +68,13 @@ export interface EndpointStore {
   storagePut(endpointId: string, name: string, value: unknown, updatedAt: string): Promise<void>;
   storageDelete(endpointId: string, name: string): Promise<boolean>;
   storageList(endpointId: string): Promise<{ name: string; updatedAt: string }[]>;
+  /** Endpoints with this key in any account's services of `serviceType` (device log-in on a shared port). */
+  findDevices(serviceType: string, key: string, limit: number): Promise<Endpoint[]>;
+  setPresence(endpointId: string, change: PresenceChange): Promise<void>;
+  /** Merges platform-set status details (RFC 7396) into the stored ones in one short transaction; returns the result. */
+  mergeStatusDetails(endpointId: string, details: JsonObject, updatedAt: string): Promise<JsonObject | undefined>;
+  /** Connected endpoints whose `missingAfter` is before `now`, oldest first. */
+  listMissing(now: string, limit: number): Promise<Endpoint[]>;
 }
 
 export interface EndpointInput {
@@ -118,6 +140,8 @@ export class Endpoints {
       trace: input.trace ?? false,
       createdAt: now,
       updatedAt: now,
+      state: 'unavailable',
+      lastSeenAt: null,
     };
     await this.#store.insert(endpoint);
     return endpoint;

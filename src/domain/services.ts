@@ -39,6 +39,10 @@ export interface Service {
 export interface ServiceStore {
   insert(service: Service): Promise<void>;
   get(accountId: string, id: string): Promise<Service | undefined>;
+  /** The service with this id in any account (platform components routing device traffic). */
+  find(id: string): Promise<Service | undefined>;
+  /** Every service of `type` in every account (device servers on a shared port). */
+  listByType(type: ServiceType): Promise<Service[]>;
   list(accountId: string, filter: { type?: ServiceType | undefined }, page: PageRequest): Promise<Page<Service>>;
   update(service: Service): Promise<void>;
   endpointCount(serviceId: string): Promise<number>;
@@ -52,12 +56,43 @@ export interface ServiceInput {
   readonly options?: Partial<ServiceOptions> | undefined;
 }
 
+/** Told the account and service that was created, replaced or deleted. */
+export type ServiceChangeListener = (service: Service) => void;
+
 /** Connector instances: one per protocol set-up an account runs, owning its endpoints. */
 export class Services {
   readonly #store: ServiceStore;
+  readonly #listeners: ServiceChangeListener[] = [];
+  readonly #checks = new Map<ServiceType, (options: ServiceOptions) => void>();
 
   constructor(store: ServiceStore) {
     this.#store = store;
+  }
+
+  /**
+   * A protocol's check of its own options (it throws a 400 naming the bad option), run when a service of
+   * `type` is created or replaced; registered by the device server of that protocol.
+   */
+  checkOptions(type: ServiceType, check: (options: ServiceOptions) => void): void {
+    this.#checks.set(type, check);
+  }
+
+  /** Device servers that cache services (routing tables) drop them here; in this process only. */
+  onChange(listener: ServiceChangeListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * The service with this id whatever its account, for platform components that authenticate the caller
+   * themselves (LoRa webhooks check the service's secret); undefined when there is none.
+   */
+  find(id: string): Promise<Service | undefined> {
+    return this.#store.find(id);
+  }
+
+  /** Every service of a protocol across accounts: what a shared device port routes to. */
+  allOfType(type: ServiceType): Promise<Service[]> {
+    return this.#store.listByType(type);
   }
 
   async create(scope: Scope, input: ServiceInput): Promise<Service> {
@@ -67,11 +102,12 @@ export class Services {
       accountId: scope.accountId,
       name: input.name,
       type: input.type,
-      options: { ...DEFAULT_SERVICE_OPTIONS, ...input.options },
+      options: this.#options(input),
       createdAt: now,
       updatedAt: now,
     };
     await this.#store.insert(service);
+    this.#changed(service);
     return service;
   }
 
@@ -93,16 +129,17 @@ export class Services {
       ...current,
       name: input.name,
       type: input.type,
-      options: { ...DEFAULT_SERVICE_OPTIONS, ...input.options },
+      options: this.#options(input),
       updatedAt: new Date().toISOString(),
     };
     await this.#store.update(service);
+    this.#changed(service);
     return service;
   }
 
   /** Deletes a service; refuses (409) while it has endpoints unless `cascade`, which deletes them too. */
   async delete(scope: Scope, id: string, options: { cascade: boolean }): Promise<void> {
-    await this.get(scope, id);
+    const service = await this.get(scope, id);
     if (!options.cascade) {
       const endpoints = await this.#store.endpointCount(id);
       if (endpoints > 0) {
@@ -110,5 +147,16 @@ export class Services {
       }
     }
     await this.#store.delete(id);
+    this.#changed(service);
+  }
+
+  #options(input: ServiceInput): ServiceOptions {
+    const options: ServiceOptions = { ...DEFAULT_SERVICE_OPTIONS, ...input.options };
+    this.#checks.get(input.type)?.(options);
+    return options;
+  }
+
+  #changed(service: Service): void {
+    for (const listener of this.#listeners) listener(service);
   }
 }

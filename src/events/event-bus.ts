@@ -39,10 +39,20 @@ export class DurableEventBus implements EventBus {
   readonly #ready: string[] = [];
   readonly #active = new Map<string, Promise<void>>();
   #batch: { events: Event[]; settle: { resolve: () => void; reject: (error: unknown) => void }[] } | undefined;
-  #acks: number[] = [];
-  #ackScheduled = false;
+  /** Commits run one after another, so sequence numbers reach dispatch in increasing order. */
+  #committing: Promise<void> = Promise.resolve();
+  /** Dispatched seqs in increasing order from `#outstandingHead`; with `#handled`, the low-water mark. */
+  #outstanding: number[] = [];
+  #outstandingHead = 0;
+  readonly #handled = new Set<number>();
+  /** Every event at or below this seq is handled; saved once per tick when it moved. */
+  #handledThrough = 0;
+  #savedThrough = 0;
+  #saveScheduled = false;
   #lastSeq = 0;
   #running = false;
+  /** While queued events are loaded at start, live commits wait here instead of racing the load. */
+  #deferred: StoredEvent[][] | undefined;
 
   constructor(store: EventStore, options: DurableEventBusOptions) {
     this.#store = store;
@@ -55,23 +65,31 @@ export class DurableEventBus implements EventBus {
 
   async start(): Promise<void> {
     this.#running = true;
+    this.#deferred = [];
     // Everything accepted before the last stop (or crash) and not yet handled.
+    this.#handledThrough = this.#savedThrough = this.#lastSeq = await this.#store.handledThrough();
     for (;;) {
       const pending = await this.#store.pending(this.#lastSeq, 10_000);
       if (pending.length === 0) break;
-      if (this.#lastSeq === 0) this.#options.logger.info({ from: pending[0]?.seq }, 'resuming queued events');
+      if (this.#lastSeq === this.#savedThrough) this.#options.logger.info({ from: pending[0]?.seq }, 'resuming queued events');
       this.#dispatch(pending);
     }
+    const deferred = this.#deferred;
+    this.#deferred = undefined;
+    for (const stored of deferred) this.#dispatch(stored);
   }
 
   async stop(): Promise<void> {
     this.#running = false;
     while (this.#active.size > 0) await Promise.all(this.#active.values());
-    await this.#flushAcks();
-    // Whatever was waiting is still queued in the store and is loaded again by the next start.
+    await this.#committing;
+    await this.#saveCursor();
+    // Whatever was waiting is after the cursor in the store and is loaded again by the next start.
     this.#waiting.clear();
     this.#ready.length = 0;
-    this.#lastSeq = 0;
+    this.#outstanding = [];
+    this.#outstandingHead = 0;
+    this.#handled.clear();
   }
 
   publish(events: readonly Event[]): Promise<void> {
@@ -79,7 +97,9 @@ export class DurableEventBus implements EventBus {
     return new Promise((resolve, reject) => {
       if (!this.#batch) {
         this.#batch = { events: [], settle: [] };
-        setImmediate(() => void this.#commit());
+        setImmediate(() => {
+          this.#committing = this.#committing.then(() => this.#commit());
+        });
       }
       this.#batch.events.push(...events);
       this.#batch.settle.push({ resolve, reject });
@@ -94,7 +114,11 @@ export class DurableEventBus implements EventBus {
     try {
       const seqs = await this.#store.accept(batch.events);
       for (const { resolve } of batch.settle) resolve();
-      if (this.#running) this.#dispatch(batch.events.map((event, i) => ({ seq: seqs[i]!, event })));
+      const stored = batch.events.map((event, i) => ({ seq: seqs[i]!, event }));
+      // A database may number the rows of one insert out of order; dispatch follows the numbers, as a restart would.
+      stored.sort((a, b) => a.seq - b.seq);
+      if (this.#deferred) this.#deferred.push(stored);
+      else if (this.#running) this.#dispatch(stored);
     } catch (error) {
       for (const { reject } of batch.settle) reject(error);
     }
@@ -102,7 +126,9 @@ export class DurableEventBus implements EventBus {
 
   #dispatch(events: readonly StoredEvent[]): void {
     for (const stored of events) {
-      this.#lastSeq = Math.max(this.#lastSeq, stored.seq);
+      if (stored.seq <= this.#lastSeq) continue; // already dispatched (a resume racing a live commit)
+      this.#lastSeq = stored.seq;
+      this.#outstanding.push(stored.seq);
       const partition = partitionOf(stored.event);
       const waiting = this.#waiting.get(partition);
       if (waiting) {
@@ -149,24 +175,33 @@ export class DurableEventBus implements EventBus {
     }
   }
 
+  /** Handled events advance the cursor as far as every earlier one is handled too. */
   #ack(seq: number): void {
-    this.#acks.push(seq);
-    if (this.#ackScheduled) return;
-    this.#ackScheduled = true;
-    // One DELETE for every event handled in this tick.
-    setImmediate(() => void this.#flushAcks());
+    this.#handled.add(seq);
+    while (this.#outstandingHead < this.#outstanding.length && this.#handled.has(this.#outstanding[this.#outstandingHead]!)) {
+      const done = this.#outstanding[this.#outstandingHead++]!;
+      this.#handled.delete(done);
+      this.#handledThrough = done;
+    }
+    if (this.#outstandingHead > 4096 && this.#outstandingHead * 2 > this.#outstanding.length) {
+      this.#outstanding = this.#outstanding.slice(this.#outstandingHead);
+      this.#outstandingHead = 0;
+    }
+    if (this.#saveScheduled || this.#handledThrough === this.#savedThrough) return;
+    this.#saveScheduled = true;
+    setImmediate(() => void this.#saveCursor());
   }
 
-  async #flushAcks(): Promise<void> {
-    const seqs = this.#acks;
-    this.#acks = [];
-    this.#ackScheduled = false;
-    if (seqs.length === 0) return;
+  async #saveCursor(): Promise<void> {
+    this.#saveScheduled = false;
+    const through = this.#handledThrough;
+    if (through <= this.#savedThrough) return;
     try {
-      await this.#store.ack(seqs);
+      await this.#store.saveHandledThrough(through);
+      this.#savedThrough = Math.max(this.#savedThrough, through);
     } catch (error) {
-      // The events stay queued and are handled again after a restart: at-least-once.
-      this.#options.logger.error({ err: error, count: seqs.length }, 'could not mark events processed');
+      // Events after the saved cursor are handled again after a restart: at-least-once.
+      this.#options.logger.error({ err: error, through }, 'could not save how far events are handled');
     }
   }
 }

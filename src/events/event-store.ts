@@ -17,15 +17,17 @@ export interface HistoryQuery {
 }
 
 export interface EventStore {
-  /** Records the events in the history and in the processing queue in one transaction; returns their seqs in order. */
+  /** Records the events in the history in one transaction; returns their seqs, increasing, in order. */
   accept(events: readonly Event[]): Promise<number[]>;
-  /** Queued (accepted, not yet processed) events after `afterSeq`, oldest first. */
+  /** Events after `afterSeq`, oldest first (the ones not yet handled, after `handledThrough()`). */
   pending(afterSeq: number, limit: number): Promise<StoredEvent[]>;
-  /** Marks events processed: they leave the queue (they stay in the history). */
-  ack(seqs: readonly number[]): Promise<void>;
+  /** Every event at or below this seq has been handled. */
+  handledThrough(): Promise<number>;
+  /** Moves the handled cursor forward (it never moves back). */
+  saveHandledThrough(seq: number): Promise<void>;
   /** History of an account, newest first, before `beforeSeq` when given. */
   search(accountId: string, query: HistoryQuery, limit: number, beforeSeq?: number): Promise<StoredEvent[]>;
   get(accountId: string, id: string): Promise<Event | undefined>;
-  /** Retention: deletes history older than `time` (ms) that is no longer queued; returns how many. */
+  /** Retention: deletes history older than `time` (ms) that has been handled; returns how many. */
   deleteOlderThan(time: number): Promise<number>;
 }

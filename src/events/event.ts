@@ -1,4 +1,4 @@
-import { newId } from '../domain/ids.js';
+import { newSortableId } from '../domain/ids.js';
 
 /**
  * One model for every source of activity: devices (through the protocol services), the platform
@@ -23,9 +23,12 @@ export const PLATFORM_EVENT_TYPES = [
   'lwm2m-result',
   'lwm2m-fota-complete',
   'coap-keepalive',
+  'coap-request',
   'mqtt-publish',
   'mqtt-subscribe',
   'mqtt-unsubscribe',
+  'udp-message',
+  'tcp-message',
   'tcp-sent',
   'on-create',
   'on-connect',
@@ -33,6 +36,9 @@ export const PLATFORM_EVENT_TYPES = [
   'once-event',
   'LORA Uplink',
   'LORA Join',
+  'LORA Ack',
+  'LORA TxAck',
+  'LORA Status',
   'output',
   'geofence',
 ] as const;
@@ -49,7 +55,7 @@ export interface EventInput {
 
 export function createEvent(input: EventInput): Event {
   return {
-    id: newId(),
+    id: newSortableId(),
     type: input.type,
     accountId: input.accountId,
     serviceId: input.serviceId ?? null,

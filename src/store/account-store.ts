@@ -85,6 +85,10 @@ export class SqlAccountStore implements AccountStore {
       await trx.deleteFrom('services').where('account_id', 'in', ids).execute();
       await trx.deleteFrom('tokens').where('account_id', 'in', ids).execute();
       await trx.deleteFrom('users').where('account_id', 'in', ids).execute();
+      await trx.deleteFrom('executions').where('account_id', 'in', ids).execute();
+      await trx.deleteFrom('triggers').where('account_id', 'in', ids).execute();
+      await trx.deleteFrom('script_queues').where('account_id', 'in', ids).execute();
+      await trx.deleteFrom('events').where('account_id', 'in', ids).execute();
       // Deepest accounts first, so no row ever points at a deleted parent.
       const accounts = await trx.selectFrom('accounts').select(['id', 'path']).where(startsWith('path', path)).execute();
       accounts.sort((a, b) => b.path.length - a.path.length);

@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import type { Schema } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -13,6 +14,8 @@ export interface Database {
   readonly dialect: DialectName;
   /** Where the data lives, for the start-up log line (no password). */
   readonly location: string;
+  /** The embedded database's own handle, for the event pipeline's hot path (sqlite-hot-path.ts); SQLite only. */
+  readonly sqlite?: SQLite.Database | undefined;
   close(): Promise<void>;
 }
 
@@ -22,8 +25,8 @@ export interface DatabaseOptions {
 }
 
 /** Opens PostgreSQL when a URL is given, otherwise the embedded SQLite file `<dataDir>/iotbridge.sqlite`. */
-export function openDatabase(options: DatabaseOptions): Database {
-  return options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.dataDir);
+export function openDatabase(options: DatabaseOptions, logger?: Logger): Database {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, logger) : openSqlite(options.dataDir);
 }
 
 function openSqlite(dataDir: string): Database {
@@ -44,7 +47,7 @@ function openSqlite(dataDir: string): Database {
   // Makes LIKE case-sensitive, as on PostgreSQL, so key-prefix search means the same on both.
   sqlite.pragma('case_sensitive_like = ON');
   const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+  return { db, dialect: 'sqlite', location: file, sqlite, close: () => db.destroy() };
 }
 
 /**
@@ -66,7 +69,7 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
-function openPostgres(url: string): Database {
+function openPostgres(url: string, logger: Logger | undefined): Database {
   // int8 columns hold epoch milliseconds and counts, both well inside 2^53.
   const types = new pg.TypeOverrides();
   types.setTypeParser(pg.types.builtins.INT8, Number);
@@ -75,6 +78,10 @@ function openPostgres(url: string): Database {
   types.setTypeParser(pg.types.builtins.JSONB, (text: string) => text);
   types.setTypeParser(pg.types.builtins.JSON, (text: string) => text);
   const pool = new pg.Pool({ connectionString: url, max: 10, types });
+  // An idle connection can be closed under us (a PostgreSQL restart, an administrator, a failover): pg then
+  // emits 'error' on the pool, which would crash the process if nobody listened. The pool replaces the
+  // connection on the next query; queries in flight fail with their own error.
+  pool.on('error', (error) => logger?.warn({ err: error }, 'PostgreSQL connection lost; the pool reconnects on demand'));
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const location = redactPassword(url);
   return { db, dialect: 'postgres', location, close: () => db.destroy() };

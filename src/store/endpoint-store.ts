@@ -1,11 +1,14 @@
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder, type Transaction } from 'kysely';
 import {
+  mergePatch,
   parseTag,
   type Endpoint,
   type EndpointFilter,
   type EndpointSort,
   type EndpointStore,
+  type EndpointState,
   type JsonObject,
+  type PresenceChange,
 } from '../domain/endpoints.js';
 import type { PageRequest } from '../domain/pagination.js';
 import { AppError } from '../errors.js';
@@ -126,6 +129,47 @@ export class SqlEndpointStore implements EndpointStore {
     return rows.map((row) => ({ name: row.name, updatedAt: toIso(row.updated_at) }));
   }
 
+  async findDevices(serviceType: string, key: string, limit: number): Promise<Endpoint[]> {
+    const rows = await this.#db
+      .selectFrom('endpoints')
+      .selectAll('endpoints')
+      .where('key', '=', key)
+      .where('service_id', 'in', (eb) => eb.selectFrom('services').select('id').where('type', '=', serviceType))
+      .limit(limit)
+      .execute();
+    return rows.map(toEndpoint);
+  }
+
+  async setPresence(endpointId: string, change: PresenceChange): Promise<void> {
+    await this.#db
+      .updateTable('endpoints')
+      .set({ state: change.state, last_seen_at: toMs(change.lastSeenAt), missing_after: change.missingAfter === null ? null : toMs(change.missingAfter) })
+      .where('id', '=', endpointId)
+      .execute();
+  }
+
+  async mergeStatusDetails(endpointId: string, details: JsonObject, updatedAt: string): Promise<JsonObject | undefined> {
+    return this.#db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('endpoints').select('status_details').where('id', '=', endpointId).executeTakeFirst();
+      if (!row) return undefined;
+      const merged = mergePatch(fromJson<JsonObject>(row.status_details), details);
+      await trx.updateTable('endpoints').set({ status_details: toJson(merged), updated_at: toMs(updatedAt) }).where('id', '=', endpointId).execute();
+      return merged;
+    });
+  }
+
+  async listMissing(now: string, limit: number): Promise<Endpoint[]> {
+    const rows = await this.#db
+      .selectFrom('endpoints')
+      .selectAll()
+      .where('state', '=', 'connected')
+      .where('missing_after', '<', toMs(now))
+      .orderBy('missing_after')
+      .limit(limit)
+      .execute();
+    return rows.map(toEndpoint);
+  }
+
   /** Runs a write in a transaction and turns a key collision into `IOTB_ENDPOINT_KEY_TAKEN`. */
   async #write<T>(work: (trx: Transaction<Schema>) => Promise<T>): Promise<T> {
     try {
@@ -198,5 +242,7 @@ function toEndpoint(row: Selectable<EndpointsTable>): Endpoint {
     trace: row.trace === 1,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
+    state: row.state as EndpointState,
+    lastSeenAt: row.last_seen_at === null ? null : toIso(row.last_seen_at),
   };
 }

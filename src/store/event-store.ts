@@ -1,17 +1,21 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Event } from '../events/event.js';
 import type { EventStore, HistoryQuery, StoredEvent } from '../events/event-store.js';
 import { fromJson, toJson, type EventsTable, type Schema } from './schema.js';
+import type { SqliteHotPath } from './sqlite-hot-path.js';
 import { toIso, toMs } from './sql.js';
 
 export class SqlEventStore implements EventStore {
   readonly #db: Kysely<Schema>;
+  readonly #hot: SqliteHotPath | undefined;
 
-  constructor(db: Kysely<Schema>) {
+  constructor(db: Kysely<Schema>, hot?: SqliteHotPath) {
     this.#db = db;
+    this.#hot = hot;
   }
 
   async accept(events: readonly Event[]): Promise<number[]> {
+    if (this.#hot) return this.#hot.accept(events);
     return this.#db.transaction().execute(async (trx) => {
       const seqs: number[] = [];
       // Chunks keep each statement under SQLite's and PostgreSQL's bound-parameter limits.
@@ -36,10 +40,6 @@ export class SqlEventStore implements EventStore {
         // RETURNING order is not promised for multi-row inserts: map back by id.
         const seqById = new Map(rows.map((row) => [row.id, Number(row.seq)]));
         const chunkSeqs = chunk.map((event) => seqById.get(event.id)!);
-        await trx
-          .insertInto('event_queue')
-          .values(chunkSeqs.map((seq) => ({ event_seq: seq })))
-          .execute();
         seqs.push(...chunkSeqs);
       }
       return seqs;
@@ -47,21 +47,22 @@ export class SqlEventStore implements EventStore {
   }
 
   async pending(afterSeq: number, limit: number): Promise<StoredEvent[]> {
-    const rows = await this.#db
-      .selectFrom('event_queue')
-      .innerJoin('events', 'events.seq', 'event_queue.event_seq')
-      .selectAll('events')
-      .where('event_queue.event_seq', '>', afterSeq)
-      .orderBy('event_queue.event_seq')
-      .limit(limit)
-      .execute();
+    const rows = await this.#db.selectFrom('events').selectAll().where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
     return rows.map(toStored);
   }
 
-  async ack(seqs: readonly number[]): Promise<void> {
-    for (let i = 0; i < seqs.length; i += 500) {
-      await this.#db.deleteFrom('event_queue').where('event_seq', 'in', seqs.slice(i, i + 500)).execute();
-    }
+  async handledThrough(): Promise<number> {
+    const row = await this.#db.selectFrom('event_cursor').select('handled_through').where('name', '=', 'bus').executeTakeFirst();
+    return Number(row?.handled_through ?? 0);
+  }
+
+  async saveHandledThrough(seq: number): Promise<void> {
+    if (this.#hot) return this.#hot.saveHandledThrough(seq);
+    await this.#db
+      .insertInto('event_cursor')
+      .values({ name: 'bus', handled_through: seq })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ handled_through: sql<number>`greatest(event_cursor.handled_through, excluded.handled_through)` }))
+      .execute();
   }
 
   async search(accountId: string, query: HistoryQuery, limit: number, beforeSeq?: number): Promise<StoredEvent[]> {
@@ -85,7 +86,7 @@ export class SqlEventStore implements EventStore {
     const result = await this.#db
       .deleteFrom('events')
       .where('time', '<', time)
-      .where('seq', 'not in', this.#db.selectFrom('event_queue').select('event_seq'))
+      .where('seq', '<=', this.#db.selectFrom('event_cursor').select('handled_through').where('name', '=', 'bus'))
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }

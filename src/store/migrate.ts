@@ -4,6 +4,10 @@ import { initial } from './migrations/0001-initial.js';
 import { events } from './migrations/0002-events.js';
 import { triggers } from './migrations/0003-triggers.js';
 import { scriptState } from './migrations/0004-script-state.js';
+import { objectModels } from './migrations/0005-object-models.js';
+import { endpointPresence } from './migrations/0006-endpoint-presence.js';
+import { udpQueue } from './migrations/0008-udp-queue.js';
+import { eventCursor } from './migrations/0011-event-cursor.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -12,6 +16,11 @@ function migrations(database: Database): Record<string, Migration> {
     '0002-events': events(database.dialect),
     '0003-triggers': triggers(database.dialect),
     '0004-script-state': scriptState(database.dialect),
+    '0005-object-models': objectModels(database.dialect),
+    '0006-endpoint-presence': endpointPresence(database.dialect),
+    // 0007 is taken by the MQTT branch.
+    '0008-udp-queue': udpQueue(database.dialect),
+    '0011-event-cursor': eventCursor(database.dialect),
   };
 }
 

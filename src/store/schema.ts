@@ -63,6 +63,10 @@ export interface EndpointsTable {
   trace: number;
   created_at: number;
   updated_at: number;
+  /** `connected` | `unavailable`; written only through `setPresence` (device protocols), never by edits. */
+  state: Generated<string>;
+  last_seen_at: number | null;
+  missing_after: number | null;
 }
 
 /** One row per tag, so tag filters use an index instead of scanning JSON. */
@@ -93,8 +97,10 @@ export interface EventsTable {
   data: Json;
 }
 
-export interface EventQueueTable {
-  event_seq: number;
+/** How far the bus has handled the event sequence (one row, `bus`). */
+export interface EventCursorTable {
+  name: string;
+  handled_through: number;
 }
 
 export interface TriggersTable {
@@ -139,6 +145,25 @@ export interface ScriptQueuesTable {
   expires_at: number;
 }
 
+/** LwM2M object definitions uploaded by accounts; `definition` is the object as JSON (ObjectJson). */
+export interface ObjectModelsTable {
+  account_id: string;
+  object_id: number;
+  name: string;
+  version: string;
+  definition: Json;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UdpQueueTable {
+  seq: Generated<number>;
+  endpoint_id: string;
+  /** base64 */
+  payload: string;
+  expires_at: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -148,10 +173,12 @@ export interface Schema {
   endpoint_tags: EndpointTagsTable;
   endpoint_storage: EndpointStorageTable;
   events: EventsTable;
-  event_queue: EventQueueTable;
+  event_cursor: EventCursorTable;
   triggers: TriggersTable;
   executions: ExecutionsTable;
   script_queues: ScriptQueuesTable;
+  object_models: ObjectModelsTable;
+  udp_queue: UdpQueueTable;
 }
 
 export function toJson(value: unknown): string {

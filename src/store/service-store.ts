@@ -20,6 +20,16 @@ export class SqlServiceStore implements ServiceStore {
     return row && toService(row);
   }
 
+  async find(id: string): Promise<Service | undefined> {
+    const row = await this.#db.selectFrom('services').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toService(row);
+  }
+
+  async listByType(type: ServiceType): Promise<Service[]> {
+    const rows = await this.#db.selectFrom('services').selectAll().where('type', '=', type).orderBy('created_at').orderBy('id').execute();
+    return rows.map(toService);
+  }
+
   async list(accountId: string, filter: { type?: ServiceType | undefined }, request: PageRequest) {
     const base = this.#db
       .selectFrom('services')

@@ -1,24 +1,34 @@
-import type { Kysely } from 'kysely';
 import type { DomainStores } from '../domain/domain.js';
+import type { ObjectModelStore } from '../lwm2m/objects/registry.js';
+import type { Database } from './database.js';
 import { SqlAccountStore } from './account-store.js';
 import { SqlEndpointStore } from './endpoint-store.js';
 import { SqlEventStore } from './event-store.js';
-import type { Schema } from './schema.js';
+import { SqlObjectModelStore } from './object-model-store.js';
+import { SqliteHotPath } from './sqlite-hot-path.js';
 import { SqlServiceStore } from './service-store.js';
 import { SqlTokenStore } from './token-store.js';
 import { SqlExecutionStore, SqlTriggerStore } from './trigger-store.js';
 import { SqlUserStore } from './user-store.js';
 
-/** Every domain store on one Kysely database (SQLite or PostgreSQL alike). */
-export function sqlStores(db: Kysely<Schema>): DomainStores {
+/** The domain's stores plus those of subsystems beside it (the LwM2M object registry). */
+export interface Stores extends DomainStores {
+  readonly objectModels: ObjectModelStore;
+}
+
+/** Every store on one Kysely database (SQLite or PostgreSQL alike; SQLite adds its hot path for the event pipeline). */
+export function sqlStores(database: Database): Stores {
+  const { db } = database;
+  const hot = database.sqlite && new SqliteHotPath(db, database.sqlite);
   return {
     accounts: new SqlAccountStore(db),
     tokens: new SqlTokenStore(db),
     users: new SqlUserStore(db),
     services: new SqlServiceStore(db),
     endpoints: new SqlEndpointStore(db),
-    events: new SqlEventStore(db),
+    events: new SqlEventStore(db, hot),
     triggers: new SqlTriggerStore(db),
-    executions: new SqlExecutionStore(db),
+    executions: new SqlExecutionStore(db, hot),
+    objectModels: new SqlObjectModelStore(db),
   };
 }

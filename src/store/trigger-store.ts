@@ -6,6 +6,7 @@ import type { RunStatus } from '../triggers/sandbox/protocol.js';
 import type { GlobalVariable, Trigger, TriggerStore } from '../triggers/triggers.js';
 import { fromJson, toJson, type ExecutionsTable, type Schema, type TriggersTable } from './schema.js';
 import { pageOf, toIso, toMs } from './sql.js';
+import type { SqliteHotPath } from './sqlite-hot-path.js';
 
 export class SqlTriggerStore implements TriggerStore {
   readonly #db: Kysely<Schema>;
@@ -58,11 +59,15 @@ export class SqlTriggerStore implements TriggerStore {
 export class SqlExecutionStore implements ExecutionStore {
   readonly #db: Kysely<Schema>;
 
-  constructor(db: Kysely<Schema>) {
+  readonly #hot: SqliteHotPath | undefined;
+
+  constructor(db: Kysely<Schema>, hot?: SqliteHotPath) {
     this.#db = db;
+    this.#hot = hot;
   }
 
   async insert(executions: readonly Execution[]): Promise<void> {
+    if (this.#hot) return this.#hot.recordExecutions(executions);
     // Chunks keep each statement under the bound-parameter limits of both dialects.
     for (let i = 0; i < executions.length; i += 500) {
       await this.#db

@@ -2,13 +2,14 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Domain } from '../domain/domain.js';
 import type { Endpoint } from '../domain/endpoints.js';
-import { newId } from '../domain/ids.js';
+import { newSortableId } from '../domain/ids.js';
 import type { Event } from '../events/event.js';
 import type { EventBus } from '../events/event-bus.js';
 
 import type { Execution } from './executions.js';
 import { matches, needsEndpoint } from './filters.js';
-import type { ScriptRunner } from './sandbox/worker-pool.js';
+import type { RunResult } from './sandbox/protocol.js';
+import type { ScriptRun, ScriptRunner } from './sandbox/worker-pool.js';
 import type { HostFunction, Namespace, ScriptContext, ScriptServices } from './namespaces/namespace.js';
 import type { Trigger } from './triggers.js';
 
@@ -40,6 +41,14 @@ export class TriggerEngine {
       for (const [fn, host] of Object.entries(namespace.functions)) this.#functions.set(`${namespace.name}.${fn}`, host);
     }
     this.#domain.triggers.onChange((accountId) => this.#active.delete(accountId));
+  }
+
+  /**
+   * Runs a script of an account that is not a trigger (a UDP service's key script) in the account's
+   * sandbox, with the namespaces triggers see (so it shares their isolates); `host` answers its calls.
+   */
+  runScript(run: Omit<ScriptRun, 'namespaces'>): Promise<RunResult> {
+    return this.#runner.run({ ...run, namespaces: this.#names });
   }
 
   attach(bus: EventBus): void {
@@ -84,6 +93,7 @@ export class TriggerEngine {
       ...this.#services,
       record: { context: {}, groups: [] },
       wallTimeoutMs: this.#wallTimeoutMs,
+      startedAtMs: Date.now(),
       runTrigger: (target, targetEvent, targetDepth) => this.run(target, targetEvent, false, targetDepth),
       depth,
     };
@@ -101,7 +111,7 @@ export class TriggerEngine {
       },
     });
     const execution: Execution = {
-      id: newId(),
+      id: newSortableId(),
       accountId: trigger.accountId,
       triggerId: trigger.id,
       eventId: event.id,

@@ -55,6 +55,11 @@ for (const dialect of DIALECTS) {
       const child = await createAccount(service, 'doomed-child', { token: doomed.token });
       const serviceId = await createService(service, child.token);
       await createEndpoint(service, child.token, { key: 'e1', serviceId });
+      // Triggers, their executions and the history go with the account too.
+      const trigger = await service.request('POST', '/triggers', { token: child.token, body: { name: 't', events: ['job'], script: 'log(1);' } });
+      assert.equal(trigger.status, 201, JSON.stringify(trigger.body));
+      assert.equal((await service.request('POST', `/triggers/${trigger.body.id}/run`, { token: child.token, body: { type: 'job' } })).status, 200);
+      assert.equal((await service.request('POST', '/events', { token: child.token, body: { type: 'job', endpoint: 'k.e1' } })).status, 202);
 
       const refused = await service.request('DELETE', `/accounts/${doomed.accountId}`);
       assert.equal(refused.status, 409);

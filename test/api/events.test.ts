@@ -181,5 +181,46 @@ for (const dialect of DIALECTS) {
         await service.stop();
       }
     });
+
+    it('never counts an event handled because later ones (other endpoints) were', async () => {
+      // Endpoint slow's first event blocks; fast's events all finish. After a restart the slow endpoint's
+      // events must still come (at-least-once: fast's may come again, slow's may not be lost).
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const firstRun: string[] = [];
+      let service = await startService(dialect.name, {}, {
+        beforeBusStart: (bus) =>
+          bus.subscribe(async (event) => {
+            if (event.type !== 'job') return;
+            firstRun.push(`${event.endpointKey}:${(event.data as { n: number }).n}`);
+            if (event.endpointKey === 'slow') await gate;
+          }),
+      });
+      try {
+        const account = await createAccount(service, 'cursor');
+        const serviceId = await createService(service, account.token);
+        await createEndpoint(service, account.token, { key: 'slow', serviceId });
+        await createEndpoint(service, account.token, { key: 'fast', serviceId });
+        const post = (key: string, n: number) => service.request('POST', '/events', { token: account.token, body: { type: 'job', endpoint: `k.${key}`, data: { n } } });
+        await post('slow', 0);
+        await post('slow', 1);
+        for (let n = 0; n < 5; n++) await post('fast', n);
+        await eventually(() => firstRun.filter((run) => run.startsWith('fast')).length === 5);
+        await sleep(50); // a tick or two: the cursor is saved
+        setTimeout(release, 50);
+        const secondRun: string[] = [];
+        service = await service.restart({
+          beforeBusStart: (bus) =>
+            bus.subscribe(async (event) => {
+              if (event.type === 'job') secondRun.push(`${event.endpointKey}:${(event.data as { n: number }).n}`);
+            }),
+        });
+        await eventually(() => secondRun.includes('slow:1'));
+        assert.ok(!secondRun.includes('slow:0'), 'slow:0 finished before the stop');
+        assert.deepEqual(firstRun.filter((run) => run.startsWith('slow')), ['slow:0']);
+      } finally {
+        await service.stop();
+      }
+    });
   });
 }

@@ -38,6 +38,8 @@ describe('API description and error catalogue', () => {
       '/endpoints/{ref}/storage/{name}': ['get', 'put', 'delete'],
       '/endpoint/count': ['get'],
       '/health': ['get'],
+      '/lwm2m/objects': ['get', 'post'],
+      '/lwm2m/objects/{objectId}': ['get', 'delete'],
     };
     for (const [path, methods] of Object.entries(expected)) {
       for (const method of methods) {

@@ -58,6 +58,8 @@ export interface StartOptions {
 
 export interface TestService {
   readonly baseUrl: string;
+  /** Bound ports by server name (`http`, `udp`, `tcp`, …). */
+  readonly ports: Readonly<Record<string, number>>;
   readonly bridge: IotBridge;
   readonly rootAccountId: string;
   request<T = any>(method: string, urlPath: string, options?: RequestOptions): Promise<Response<T>>;
@@ -79,7 +81,7 @@ export async function startService(dialect: Dialect['name'], overrides: Partial<
     databaseUrl = url.toString();
     dropDatabase = () => adminQuery(`drop database if exists ${name} with (force)`);
   }
-  const config = loadConfig({}, { httpPort: 0, httpHost: '127.0.0.1', dataDir, databaseUrl, adminToken: ADMIN_TOKEN, ...overrides });
+  const config = loadConfig({}, { httpPort: 0, httpHost: '127.0.0.1', udpPort: 0, tcpPort: 0, coapPort: 0, dataDir, databaseUrl, adminToken: ADMIN_TOKEN, ...overrides });
   const cleanUp = async () => {
     await rm(dataDir, { recursive: true, force: true });
     await dropDatabase();
@@ -94,6 +96,7 @@ async function run(config: Config, options: StartOptions, cleanUp: () => Promise
 
   return {
     baseUrl,
+    ports: started.ports,
     bridge,
     rootAccountId: started.rootAccountId,
     async request(method, urlPath, options = {}) {

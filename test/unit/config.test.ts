@@ -14,6 +14,7 @@ describe('configuration', () => {
     assert.equal(config.dataDir, path.resolve('data'));
     assert.equal(config.databaseUrl, undefined);
     assert.equal(config.userTokenTtlSeconds, 86_400);
+    assert.deepEqual([config.udpPort, config.tcpPort], [5700, 5700]);
   });
 
   it('reads environment over the config file', async () => {
@@ -33,6 +34,8 @@ describe('configuration', () => {
   it('names the variable to fix', () => {
     assert.throws(() => loadConfig({ IOTBRIDGE_HTTP_PORT: '70000' }), (e: Error) => e instanceof ConfigError && /IOTBRIDGE_HTTP_PORT/.test(e.message));
     assert.throws(() => loadConfig({ IOTBRIDGE_USER_TOKEN_TTL: '0' }), /IOTBRIDGE_USER_TOKEN_TTL/);
+    assert.throws(() => loadConfig({ IOTBRIDGE_UDP_PORT: '-1' }), /IOTBRIDGE_UDP_PORT/);
+    assert.throws(() => loadConfig({ IOTBRIDGE_TCP_PORT: 'x' }), /IOTBRIDGE_TCP_PORT/);
     assert.throws(() => loadConfig({ IOTBRIDGE_ADMIN_TOKEN: 'AT:short' }), /IOTBRIDGE_ADMIN_TOKEN/);
   });
 });

@@ -1,16 +1,8 @@
 import type { Endpoint, EndpointFilter } from '../../domain/endpoints.js';
 import { AppError } from '../../errors.js';
-import { objectArg, optionalString, ScriptArgumentError, stringArg, stringField, stringListField, type Namespace, type ScriptContext } from './namespace.js';
+import { endpointRef, objectArg, optionalString, ScriptArgumentError, stringArg, stringField, stringListField, type Namespace, type ScriptContext } from './namespace.js';
 
-/** The endpoint a script names (id or `k.<key>`), or the event's own endpoint when it names none. */
-function ref(context: ScriptContext, value: unknown): string {
-  if (value === undefined || value === null) {
-    if (!context.event.endpointId) throw new ScriptArgumentError('the event has no endpoint; name one (id or "k.<key>")');
-    return context.event.endpointId;
-  }
-  if (typeof value !== 'string' || value === '') throw new ScriptArgumentError('an endpoint is named by its id or "k.<key>"');
-  return value;
-}
+const ref = endpointRef;
 
 function tags(value: unknown, name: string): string[] | undefined {
   return stringListField({ [name]: value }, name);

@@ -3,12 +3,17 @@ import { activityNamespace } from './activity.js';
 import { apiNamespace } from './api.js';
 import { emailNamespace } from './email.js';
 import { cacheNamespace } from './cache.js';
+import { coapNamespace } from './coap.js';
 import { endpointNamespace } from './endpoint.js';
 import { execNamespace } from './exec.js';
 import { historyNamespace } from './history.js';
+import { loraNamespace } from './lora.js';
+import { lwm2mNamespace } from './lwm2m.js';
 import type { Namespace } from './namespace.js';
 import { queueNamespace } from './queue.js';
+import { tcpNamespace } from './tcp.js';
 import { triggerNamespace } from './trigger.js';
+import { udpNamespace } from './udp.js';
 
 /** Every namespace scripts can call in the service; add a module here to add one. */
 export const SERVICE_NAMESPACES: readonly Namespace[] = [
@@ -22,4 +27,9 @@ export const SERVICE_NAMESPACES: readonly Namespace[] = [
   apiNamespace,
   emailNamespace,
   activityNamespace,
+  udpNamespace,
+  tcpNamespace,
+  loraNamespace,
+  coapNamespace,
+  lwm2mNamespace,
 ];

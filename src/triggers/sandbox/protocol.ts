@@ -1,4 +1,8 @@
-/** Messages between the service and a script worker process (child_process IPC, structured clone). */
+/**
+ * Messages between the service and a script worker process (child_process IPC, structured clone).
+ * Each IPC message is an array: what one side has to say in one turn of its event loop goes together,
+ * one pipe write instead of one per run (see `outbox.ts`).
+ */
 
 export interface RunLimits {
   /** CPU time a run may use inside the isolate (ms). */

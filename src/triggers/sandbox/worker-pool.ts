@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import type { FromWorker, RunLimits, RunRequest, RunResult } from './protocol.js';
+import { Outbox } from './outbox.js';
+import type { FromWorker, RunLimits, RunRequest, RunResult, ToWorker } from './protocol.js';
 
 /** Answers a namespace call of a running script: the value (JSON-able) or a thrown error the script sees. */
 export type HostHandler = (namespace: string, fn: string, args: unknown[]) => Promise<unknown>;
@@ -42,6 +43,7 @@ interface InFlight {
 interface Worker {
   readonly index: number;
   readonly child: ChildProcess;
+  readonly outbox: Outbox<ToWorker>;
 }
 
 // Under tsx (tests, `npm run dev`) this module is TypeScript and so is the worker next to it.
@@ -88,9 +90,7 @@ export class WorkerPool implements ScriptRunner {
         namespacesJson: namesJson(run.namespaces),
         limits: this.#options.limits,
       };
-      worker.child.send(request, (error) => {
-        if (error) this.#finish(runId, failed(`could not reach the script worker: ${error.message}`));
-      });
+      worker.outbox.push(request);
     });
   }
 
@@ -118,8 +118,19 @@ export class WorkerPool implements ScriptRunner {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, IOTBRIDGE_SQL_DIR: this.#options.sqlDir },
     });
-    const worker: Worker = { index, child };
-    child.on('message', (message: FromWorker) => this.#onMessage(worker, message));
+    const outbox = new Outbox<ToWorker>((messages) => {
+      if (!child.connected) return; // its runs fail when its exit is seen
+      child.send(messages, (error) => {
+        if (!error) return;
+        for (const message of messages) {
+          if (message.kind === 'run') this.#finish(message.runId, failed(`could not reach the script worker: ${error.message}`));
+        }
+      });
+    });
+    const worker: Worker = { index, child, outbox };
+    child.on('message', (messages: FromWorker[]) => {
+      for (const message of messages) this.#onMessage(worker, message);
+    });
     child.on('error', (error) => this.#options.logger.warn({ err: error, worker: index }, 'script worker channel error'));
     child.on('exit', (code, signal) => {
       const reason = `the script worker died (${signal ?? `exit code ${code}`})`;
@@ -146,7 +157,7 @@ export class WorkerPool implements ScriptRunner {
     }
     const reply = (answer: { json?: string; error?: string }) => {
       // The run may have ended (wall time) or the worker died while the host worked: then nobody waits.
-      if (worker.child.connected) worker.child.send({ kind: 'reply', callId: message.callId, ...answer }, () => undefined);
+      worker.outbox.push({ kind: 'reply', callId: message.callId, ...answer });
     };
     flight.host(message.namespace, message.fn, args).then(
       (value) => reply(value === undefined ? {} : { json: JSON.stringify(value) }),

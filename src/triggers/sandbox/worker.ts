@@ -10,6 +10,7 @@
 import ivm from 'isolated-vm';
 import { LOCAL_NAMESPACES } from '../namespaces/local/index.js';
 import type { FromWorker, HostCall, RunRequest, RunResult, ToWorker } from './protocol.js';
+import { Outbox } from './outbox.js';
 
 const MAX_LOG_LINES = 100;
 const MAX_LOG_LINE = 2000;
@@ -203,8 +204,10 @@ function localCall(runId: number, namespace: string, fn: string, argsJson: strin
 const pendingCalls = new Map<number, { resolve: (json: string) => void; runId: number }>();
 let nextCallId = 1;
 
+const outbox = new Outbox<FromWorker>((messages) => process.send?.(messages));
+
 function send(message: FromWorker): void {
-  process.send?.(message);
+  outbox.push(message);
 }
 
 /**
@@ -389,7 +392,11 @@ function hostCall(runId: number, namespace: string, fn: string, argsJson: string
   });
 }
 
-process.on('message', (message: ToWorker) => {
+process.on('message', (messages: ToWorker[]) => {
+  for (const message of messages) receive(message);
+});
+
+function receive(message: ToWorker): void {
   if (message.kind === 'run') {
     void run(message).then(
       (result) => send({ kind: 'done', runId: message.runId, result }),
@@ -403,7 +410,8 @@ process.on('message', (message: ToWorker) => {
     // The script side parses `{value}` or `{error}`; the value is already JSON text, so splice it in.
     pending.resolve(message.error !== undefined ? JSON.stringify({ error: message.error }) : message.json === undefined ? '{}' : `{"value":${message.json}}`);
   }
-});
+}
 
 // The service going away takes its workers with it.
 process.on('disconnect', () => process.exit(0));
+process.on('SIGTERM', () => process.exit(0));

@@ -1,0 +1,125 @@
+/**
+ * LwM2M benchmark: registrations per second and read round-trips per second with N simulated devices
+ * (tools/lwm2m-client.ts, each its own UDP socket) against the service in this process (SQLite). The
+ * reference, measured in the same run, is the same CoAP exchange against a bare CoapEndpoint that answers
+ * at once (2.01 to a Register, 2.05 with a TLV payload to a GET): what the transport alone costs, so the
+ * ratio shows what registration (endpoint look-up, presence write, on-connect event) and device management
+ * (codec, lwm2m-data event, last-known values) add. Median of several rounds.
+ *
+ *   npm run bench:lwm2m
+ *   BENCH_DEVICES=500 BENCH_READS=5000 BENCH_ROUNDS=5 npm run bench:lwm2m
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { IotBridge } from '../src/app.js';
+import { CoapEndpoint, option, OptionNumber, uriPathOptions, type Peer } from '../src/coap/index.js';
+import { loadConfig } from '../src/config.js';
+import type { Endpoint } from '../src/domain/endpoints.js';
+import { SimulatedClient } from '../tools/lwm2m-client.js';
+
+const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
+const READS = Number(process.env.BENCH_READS ?? 5000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Requests in flight at once (registrations, reads). */
+const WINDOW = Number(process.env.BENCH_WINDOW ?? 32);
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Runs `count` tasks with at most WINDOW at once; resolves with tasks per second. */
+async function windowed(count: number, task: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(WINDOW, count) }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
+async function main(): Promise<void> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-bench-lwm2m-'));
+  const token = 'AT:bench-admin-token-000000000';
+  const bridge = new IotBridge(
+    loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: token }),
+    pino({ level: 'warn' }),
+  );
+  const started = await bridge.start();
+  const clients: SimulatedClient[] = [];
+  const bare = new CoapEndpoint({ host: '127.0.0.1', port: 0, rateLimit: false });
+  try {
+    const { domain } = bridge;
+    const scope = await domain.accounts.scopeFor(await domain.tokens.authenticate(token));
+    const service = await domain.services.create(scope, { name: 'bench', type: 'lwm2m' });
+    const endpoints: Endpoint[] = [];
+    for (let i = 0; i < DEVICES; i++) endpoints.push(await domain.endpoints.create(scope, { key: `bench-${i}`, serviceId: service.id }));
+
+    // The reference: a CoAP server that answers at once, through the same client sockets.
+    const tlv = Buffer.from([0xc1, 0x09, 0x5f]);
+    bare.onRequest((request) => (request.code === '0.02' ? { code: '2.01', options: uriPathOptions('/rd/x').map((o) => ({ ...o, number: OptionNumber.LocationPath })) } : { code: '2.05', options: [option(OptionNumber.ContentFormat, 11542)], payload: tlv }));
+    await bare.start();
+    const barePeer: Peer = { address: '127.0.0.1', port: bare.address().port };
+    const service_: Peer = { address: '127.0.0.1', port: started.ports.coap! };
+
+    for (let i = 0; i < DEVICES; i++) {
+      const client = new SimulatedClient({ server: service_, endpointName: `bench-${i}`, lifetime: 600 });
+      await client.start();
+      clients.push(client);
+    }
+
+    const registerRound = async (): Promise<number> => {
+      const rate = await windowed(DEVICES, async (i) => {
+        const code = await clients[i]!.register();
+        if (code !== '2.01') throw new Error(`registration of bench-${i} answered ${code}`);
+      });
+      return rate;
+    };
+    const referenceRegisterRound = () =>
+      windowed(DEVICES, async (i) => {
+        const response = await clients[i]!.coap.request(barePeer, { code: '0.02', options: [option(OptionNumber.UriPath, 'rd')], payload: '</1/0>,</3/0>,</3303/0>' });
+        if (response.code !== '2.01') throw new Error('reference registration failed');
+      });
+
+    const management = bridge.devices.lwm2m!;
+    const readRound = () =>
+      windowed(READS, async (i) => {
+        const result = await management.perform(endpoints[i % DEVICES]!, { operation: 'read', path: '/3/0/9', format: 'tlv', timeoutMs: 10_000 });
+        if (result.values?.[0]?.value !== 95) throw new Error('unexpected read result');
+      });
+    // Reference read: the bare endpoint GETs from the devices directly (same socket path, no service).
+    const readReference = () =>
+      windowed(READS, async (i) => {
+        const client = clients[i % DEVICES]!;
+        const response = await bare.request({ address: '127.0.0.1', port: client.coap.address().port }, { code: '0.01', options: [...uriPathOptions('/3/0/9'), option(OptionNumber.Accept, 11542)] });
+        if (response.code !== '2.05') throw new Error('reference read failed');
+      });
+
+    const registrations: number[] = [];
+    const referenceRegistrations: number[] = [];
+    const reads: number[] = [];
+    const referenceReads: number[] = [];
+    await registerRound(); // warm-up
+    await readRound();
+    for (let r = 0; r < ROUNDS; r++) {
+      referenceRegistrations.push(await referenceRegisterRound());
+      registrations.push(await registerRound());
+      referenceReads.push(await readReference());
+      reads.push(await readRound());
+    }
+    const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+    console.log(`# IoT Bridge LwM2M: ${cpus().length} cores, Node ${process.version}, SQLite, ${DEVICES} simulated devices, ${WINDOW} requests in flight, median of ${ROUNDS}\n`);
+    console.log('| exchange | IoT Bridge | bare CoAP endpoint (reference) | ratio |');
+    console.log('|---|---|---|---|');
+    console.log(`| Register (re-registration of known devices) | ${fmt(median(registrations))}/s | ${fmt(median(referenceRegistrations))}/s | ${(median(registrations) / median(referenceRegistrations)).toFixed(2)} |`);
+    console.log(`| Read /3/0/9 (TLV) round trip | ${fmt(median(reads))}/s | ${fmt(median(referenceReads))}/s | ${(median(reads) / median(referenceReads)).toFixed(2)} |`);
+  } finally {
+    for (const client of clients) await client.stop();
+    await bare.stop();
+    await bridge.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,199 @@
+import type { Logger } from 'pino';
+import type { Accounts } from '../domain/accounts.js';
+import type { Endpoint, EndpointStore, Endpoints, JsonObject } from '../domain/endpoints.js';
+import type { Service, Services, ServiceType } from '../domain/services.js';
+import { createEvent } from '../events/event.js';
+import type { EventBus } from '../events/event-bus.js';
+
+/** How a device was heard from: which protocol, from where, and for how long it promises to stay. */
+export interface DeviceContact {
+  readonly protocol: ServiceType;
+  /** `host:port` (IPv6 hosts in brackets), or another transport address such as a LoRa gateway. */
+  readonly remoteAddr?: string | undefined;
+  /** LwM2M registration lifetime: silence longer than this makes the device unavailable. */
+  readonly lifetimeSeconds?: number | undefined;
+}
+
+export interface DevicePresenceOptions {
+  /** How often silent devices are looked for, default 5 s. */
+  readonly sweepIntervalMs?: number | undefined;
+  readonly logger: Logger;
+}
+
+/**
+ * The one place every device protocol records that a device connected, was heard from, or went away,
+ * and emits the lifecycle events (`on-create`, `on-connect`, `on-disconnect`) and device events.
+ * Endpoints without a connection of their own (LwM2M, UDP, LoRa) become `unavailable` when they stay
+ * silent past their lifetime or `secondsBeforeMissing`; a sweep finds them.
+ */
+export class DevicePresence {
+  readonly #endpoints: Endpoints;
+  readonly #store: EndpointStore;
+  readonly #accounts: Accounts;
+  readonly #services: Services;
+  readonly #bus: EventBus;
+  readonly #logger: Logger;
+  readonly #sweepIntervalMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<void> | undefined;
+
+  constructor(
+    domain: { endpoints: Endpoints; accounts: Accounts; services: Services },
+    store: EndpointStore,
+    bus: EventBus,
+    options: DevicePresenceOptions,
+  ) {
+    this.#endpoints = domain.endpoints;
+    this.#accounts = domain.accounts;
+    this.#services = domain.services;
+    this.#store = store;
+    this.#bus = bus;
+    this.#logger = options.logger;
+    this.#sweepIntervalMs = options.sweepIntervalMs ?? 5000;
+  }
+
+  /** Endpoints named `key` in services of `type`, across accounts (a device logging in on a shared port); at most 10. */
+  findDevices(type: ServiceType, key: string): Promise<Endpoint[]> {
+    return this.#store.findDevices(type, key, 10);
+  }
+
+  /** Creates an endpoint for a device first seen by an auto-provisioning service, and emits `on-create`. */
+  async provision(service: Service, key: string, init: { statusDetails?: JsonObject; parameters?: JsonObject } = {}): Promise<Endpoint> {
+    const scope = await this.#accounts.platformScope(service.accountId, `service:${service.id}`);
+    const endpoint = await this.#endpoints.create(scope, { key, serviceId: service.id, ...init });
+    await this.emit(endpoint, 'on-create', { protocol: service.type, autoProvisioned: true });
+    return endpoint;
+  }
+
+  /**
+   * The device (re)connected or registered: `connected`, `remoteAddr` (and `lifetime`) status details,
+   * and `on-connect`. Returns the endpoint as now stored.
+   */
+  async connected(endpoint: Endpoint, contact: DeviceContact, data: JsonObject = {}): Promise<Endpoint> {
+    const details: JsonObject = {};
+    if (contact.remoteAddr !== undefined) details.remoteAddr = contact.remoteAddr;
+    if (contact.lifetimeSeconds !== undefined) details.lifetime = contact.lifetimeSeconds;
+    const updated = Object.keys(details).length > 0 ? await this.#patchDetails(endpoint, details) : endpoint;
+    const seen = await this.#record(updated, 'connected', contact.lifetimeSeconds);
+    await this.emit(seen, 'on-connect', { protocol: contact.protocol, ...details, ...data });
+    return seen;
+  }
+
+  /** The device was heard from (a message, a keep-alive): it stays connected; no event. */
+  async seen(endpoint: Endpoint, lifetimeSeconds?: number): Promise<Endpoint> {
+    return this.#record(endpoint, 'connected', lifetimeSeconds ?? lifetimeOf(endpoint));
+  }
+
+  /** Status details a protocol owns (e.g. `remoteAddr: null` when the address now belongs to another device). */
+  setDetails(endpoint: Endpoint, details: JsonObject): Promise<Endpoint> {
+    return this.#patchDetails(endpoint, details);
+  }
+
+  /**
+   * A keep-alive (CoAP ping) arrived; what it does is the service's keep-alive mode (SPEC "States"):
+   * `do-nothing`, `statusDetail` (dateLastKeepAlive), `touch` (also seen: stays connected), `event` (also `coap-keepalive`).
+   */
+  async keepAlive(endpoint: Endpoint, mode: string, protocol: ServiceType): Promise<void> {
+    if (mode === 'do-nothing') return;
+    const now = new Date().toISOString();
+    const updated = await this.#patchDetails(endpoint, { dateLastKeepAlive: now });
+    if (mode === 'statusDetail') return;
+    const seen = await this.seen(updated);
+    if (mode === 'event') await this.emit(seen, 'coap-keepalive', { protocol, time: now });
+  }
+
+  /**
+   * A device without a connection of its own (UDP, LoRa) sent something: `connected` (with `on-connect`)
+   * when it was unavailable, otherwise only seen. `remoteAddr` and the protocol's own status `details`
+   * (e.g. a LoRa devAddr) are written only when they changed, so the common case is one targeted write.
+   */
+  async heard(endpoint: Endpoint, contact: DeviceContact, details: Record<string, string> = {}): Promise<Endpoint> {
+    const wanted: Record<string, string> = contact.remoteAddr === undefined ? details : { ...details, remoteAddr: contact.remoteAddr };
+    const changed = Object.fromEntries(Object.entries(wanted).filter(([name, value]) => endpoint.statusDetails[name] !== value));
+    const current = Object.keys(changed).length > 0 ? await this.#patchDetails(endpoint, changed) : endpoint;
+    if (current.state === 'connected') return this.seen(current, contact.lifetimeSeconds);
+    const address = contact.remoteAddr === undefined ? {} : { remoteAddr: contact.remoteAddr };
+    return this.connected(current, { protocol: contact.protocol, lifetimeSeconds: contact.lifetimeSeconds }, address);
+  }
+
+  /** The device went away (closed its connection, de-registered, went silent): `unavailable` and `on-disconnect`. */
+  async disconnected(endpoint: Endpoint, protocol: ServiceType, reason: string): Promise<void> {
+    const lastSeenAt = endpoint.lastSeenAt ?? new Date().toISOString();
+    await this.#store.setPresence(endpoint.id, { state: 'unavailable', lastSeenAt, missingAfter: null });
+    await this.emit({ ...endpoint, state: 'unavailable' }, 'on-disconnect', { protocol, reason });
+  }
+
+  /** Publishes a device event (`mqtt-publish`, `lwm2m-data`, …) of `endpoint`; resolves once it is durable. */
+  emit(endpoint: Endpoint, type: string, data: unknown): Promise<void> {
+    const event = createEvent({
+      type,
+      accountId: endpoint.accountId,
+      serviceId: endpoint.serviceId,
+      endpointId: endpoint.id,
+      endpointKey: endpoint.key,
+      data,
+    });
+    return this.#bus.publish([event]);
+  }
+
+  /** Starts the periodic search for devices that went silent. */
+  start(): void {
+    this.#timer ??= setInterval(() => {
+      this.#sweeping ??= this.sweep()
+        .then(() => undefined)
+        .catch((error: unknown) => this.#logger.error({ err: error }, 'presence sweep failed'))
+        .finally(() => (this.#sweeping = undefined));
+    }, this.#sweepIntervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#sweeping;
+  }
+
+  /** Marks every connected endpoint silent past its deadline `unavailable` (`on-disconnect`, reason `missing`). */
+  async sweep(now = new Date()): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const missing = await this.#store.listMissing(now.toISOString(), 200);
+      for (const endpoint of missing) {
+        const scope = await this.#accounts.platformScope(endpoint.accountId, 'presence');
+        const service = await this.#services.get(scope, endpoint.serviceId);
+        await this.disconnected(endpoint, service.type, 'missing');
+        this.#logger.debug({ endpointId: endpoint.id, serviceId: service.id }, 'device went silent: unavailable');
+      }
+      total += missing.length;
+      if (missing.length < 200) return total;
+    }
+  }
+
+  async #record(endpoint: Endpoint, state: 'connected', lifetimeSeconds: number | undefined): Promise<Endpoint> {
+    const now = Date.now();
+    const silence = silenceAllowed(endpoint, lifetimeSeconds);
+    const lastSeenAt = new Date(now).toISOString();
+    const missingAfter = silence === undefined ? null : new Date(now + silence * 1000).toISOString();
+    await this.#store.setPresence(endpoint.id, { state, lastSeenAt, missingAfter });
+    return { ...endpoint, state, lastSeenAt };
+  }
+
+  /** Writes status details the platform sets (remoteAddr, lifetime, dateLastKeepAlive, …): one targeted update, not a full endpoint save. */
+  async #patchDetails(endpoint: Endpoint, details: JsonObject): Promise<Endpoint> {
+    const updatedAt = new Date().toISOString();
+    const statusDetails = await this.#store.mergeStatusDetails(endpoint.id, details, updatedAt);
+    return statusDetails === undefined ? endpoint : { ...endpoint, statusDetails, updatedAt };
+  }
+}
+
+function lifetimeOf(endpoint: Endpoint): number | undefined {
+  const lifetime = endpoint.statusDetails.lifetime;
+  return typeof lifetime === 'number' ? lifetime : undefined;
+}
+
+/** Seconds of silence before the device is missing: `secondsBeforeMissing` wins over the protocol's lifetime. */
+function silenceAllowed(endpoint: Endpoint, lifetimeSeconds: number | undefined): number | undefined {
+  const configured = endpoint.statusDetails.secondsBeforeMissing;
+  if (typeof configured === 'number' && configured > 0) return configured;
+  return lifetimeSeconds;
+}

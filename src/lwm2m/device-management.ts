@@ -1,0 +1,494 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { contentFormat, isSuccess, option, OptionNumber, uriPathOptions, type CoapMessage, type CoapOption, type Observation } from '../coap/index.js';
+import type { DevicePresence } from '../devices/presence.js';
+import type { Endpoint } from '../domain/endpoints.js';
+import { AppError, type ErrorCode } from '../errors.js';
+import { CodecError, decode, decodeLinks, encode, encodePaths, formatByName, formatName } from './codecs/index.js';
+import { fromJsonValue, lwm2mRecordsToJson, translatedNames, type JsonRecord } from './json-values.js';
+import { CONTENT_FORMATS, formatPath, parsePath, type Lwm2mPath, type Lwm2mRecord } from './model.js';
+import type { ObjectRegistry } from './objects/registry.js';
+import { ObservationTable, type ActiveObservation } from './observations.js';
+import type { Registration } from './registration.js';
+import type { Lwm2mServer } from './server.js';
+
+export const LWM2M_OPERATIONS = ['read', 'write', 'exec', 'create', 'delete', 'discover', 'writeAttributes', 'observe', 'cancelObserve', 'readComposite', 'writeMulti', 'observeComposite'] as const;
+export type Lwm2mOperation = (typeof LWM2M_OPERATIONS)[number];
+
+export interface OperationRequest {
+  readonly operation: Lwm2mOperation;
+  readonly path: string;
+  /** readComposite: the paths to read in one request (LwM2M 1.1 Read-Composite). */
+  readonly paths?: readonly string[] | undefined;
+  /** write / create: `{ "/3/0/14": "+02:00", … }` (absolute paths) or, for a single resource, `value`. */
+  readonly values?: Readonly<Record<string, unknown>> | undefined;
+  readonly value?: unknown;
+  /** Content format by name (`tlv`, `senml-cbor`, `json`, …); default: TLV for LwM2M 1.0, SenML CBOR after. */
+  readonly format?: string | undefined;
+  /** write: partial update (CoAP POST) instead of replace (PUT). */
+  readonly partial?: boolean | undefined;
+  /** exec arguments (Core 5.4.5: `0='v',1`). */
+  readonly args?: string | undefined;
+  /** writeAttributes: `{ pmin: 10, pmax: 60, gt: 20.5, … }`. */
+  readonly attributes?: Readonly<Record<string, string | number>> | undefined;
+  readonly timeoutMs: number;
+  /** Do not try to send now: wait in the device queue for its next update (SPEC States). */
+  readonly directToQueue?: boolean | undefined;
+  /** How long the request may wait in the device queue; default `timeoutMs`. */
+  readonly queueTimeoutMs?: number | undefined;
+}
+
+/** At most this many requests wait for one device. */
+export const MAX_QUEUED_PER_DEVICE = 100;
+
+interface Queued {
+  readonly request: OperationRequest;
+  readonly resolve: (result: OperationResult) => void;
+  readonly reject: (error: unknown) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+interface DeviceQueue {
+  endpoint: Endpoint;
+  readonly entries: Queued[];
+  draining: boolean;
+}
+
+export interface OperationResult {
+  readonly operation: Lwm2mOperation;
+  readonly path: string;
+  /** The device's CoAP response code, e.g. `2.05`. */
+  readonly code: string;
+  /** read: the values the device returned. */
+  readonly values?: JsonRecord[] | undefined;
+  /** discover: the links (objects, instances, resources with attributes). */
+  readonly links?: { target: string; attributes: { name: string; value?: string }[] }[] | undefined;
+  /** create: where the new instance is (`/3303/1`). */
+  readonly location?: string | undefined;
+  /** Ties the request to the `lwm2m-data` event it produced (observe: the observation's token, also on its notifications). */
+  readonly token: string;
+  readonly durationMs: number;
+  /** observe: whether the device accepted the observation (its answer carried Observe) and notifications follow. */
+  readonly observing?: boolean | undefined;
+}
+
+const ERROR_BY_CODE: Record<string, ErrorCode> = {
+  '4.00': 'IOTB_LWM2M_DEVICE_BAD_REQUEST',
+  '4.01': 'IOTB_LWM2M_DEVICE_REFUSED',
+  '4.03': 'IOTB_LWM2M_DEVICE_REFUSED',
+  '4.04': 'IOTB_LWM2M_DEVICE_NOT_FOUND',
+  '4.05': 'IOTB_LWM2M_DEVICE_NOT_ALLOWED',
+  '4.06': 'IOTB_LWM2M_DEVICE_FORMAT',
+  '4.15': 'IOTB_LWM2M_DEVICE_FORMAT',
+};
+
+/**
+ * Device management and information reporting towards registered devices (OMA LwM2M Core 6.3/6.4):
+ * builds the CoAP request of each operation, maps the device's answer to a result or an `IOTB_LWM2M_*`
+ * error, emits `lwm2m-data` for reads and keeps the last-known value of every resource read.
+ */
+export class DeviceManagement {
+  readonly #server: Lwm2mServer;
+  readonly #presence: DevicePresence;
+  readonly #objects: ObjectRegistry;
+  readonly #logger: Logger;
+  /** Last-known values per endpoint and path (in memory; a restart forgets them until the next read). */
+  readonly #lastKnown = new Map<string, Map<string, JsonRecord>>();
+  /** Requests waiting for a device in queue mode or without a registration, per endpoint id (in memory). */
+  readonly #queues = new Map<string, DeviceQueue>();
+  /** Active observations per endpoint and path; they end with the device's registration (Core 6.4.1). */
+  readonly #observations = new ObservationTable();
+
+  constructor(deps: { server: Lwm2mServer; presence: DevicePresence; objects: ObjectRegistry; logger: Logger }) {
+    this.#server = deps.server;
+    this.#presence = deps.presence;
+    this.#objects = deps.objects;
+    this.#logger = deps.logger;
+    this.#server.onRegistered((registration) => this.#purge(registration.endpointId));
+    this.#server.onAwake((registration) => void this.#drain(registration.endpointId));
+    this.#server.onRegistrationEnd((endpointId) => this.#observations.dropEndpoint(endpointId));
+  }
+
+  /** How many requests wait for the device. */
+  queued(endpoint: Endpoint): number {
+    return this.#queues.get(endpoint.id)?.entries.length ?? 0;
+  }
+
+  /**
+   * Sends the request now when the device can be reached; otherwise (queue mode and asleep, no
+   * registration, `directToQueue`, or earlier requests still waiting) it waits in the device queue until
+   * the device's next update or Send, and then goes out in order (SPEC States). `onQueued` is told when
+   * it waits. A new registration purges the queue: each waiting request fails with `IOTB_LWM2M_QUEUE_PURGED`.
+   */
+  async perform(endpoint: Endpoint, request: OperationRequest, hooks: { onQueued?: () => void } = {}): Promise<OperationResult> {
+    const path = checkedPath(request);
+    // Forgetting an observation is the server's own business: it never waits for the device.
+    if (request.operation === 'cancelObserve') return this.#cancelObserve(endpoint, request, formatPath(path));
+    const registration = this.#server.registrationOf(endpoint.id);
+    const waiting = this.#queues.get(endpoint.id);
+    if (registration && !request.directToQueue && !waiting?.entries.length && this.#server.isAwake(registration)) return this.#exchange(endpoint, request);
+    const queue = waiting ?? { endpoint, entries: [], draining: false };
+    if (queue.entries.length >= MAX_QUEUED_PER_DEVICE) throw new AppError('IOTB_LWM2M_QUEUE_FULL', undefined, { limit: MAX_QUEUED_PER_DEVICE });
+    this.#queues.set(endpoint.id, queue);
+    const waitMs = request.queueTimeoutMs ?? request.timeoutMs;
+    const result = new Promise<OperationResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const at = queue.entries.findIndex((entry) => entry.timer === timer);
+        if (at === -1) return;
+        queue.entries.splice(at, 1);
+        if (queue.entries.length === 0 && !queue.draining) this.#queues.delete(endpoint.id);
+        reject(new AppError('IOTB_LWM2M_TIMEOUT', 'The request waited in the device queue and the device did not wake up in time', { queuedMs: waitMs }));
+      }, waitMs);
+      timer.unref();
+      queue.entries.push({ request, resolve, reject, timer });
+    });
+    hooks.onQueued?.();
+    // Waiting behind requests of a device that is awake (or became so): start sending.
+    if (registration && !request.directToQueue && this.#server.isAwake(registration)) void this.#drain(endpoint.id);
+    return result;
+  }
+
+  /** Sends what waits for a device, one request at a time, while it stays registered and awake. */
+  async #drain(endpointId: string): Promise<void> {
+    const queue = this.#queues.get(endpointId);
+    if (!queue || queue.draining) return;
+    queue.draining = true;
+    try {
+      for (;;) {
+        const registration = this.#server.registrationOf(endpointId);
+        const next = queue.entries[0];
+        if (!next || !registration || !this.#server.isAwake(registration)) break;
+        queue.entries.shift();
+        clearTimeout(next.timer);
+        try {
+          next.resolve(await this.#exchange(queue.endpoint, next.request));
+        } catch (error) {
+          next.reject(error);
+          if (error instanceof AppError && error.code === 'IOTB_LWM2M_TIMEOUT') break; // asleep again: the rest waits
+        }
+      }
+    } finally {
+      queue.draining = false;
+      if (queue.entries.length === 0) this.#queues.delete(endpointId);
+    }
+  }
+
+  #purge(endpointId: string): void {
+    const queue = this.#queues.get(endpointId);
+    if (!queue) return;
+    this.#queues.delete(endpointId);
+    for (const entry of queue.entries.splice(0)) {
+      clearTimeout(entry.timer);
+      entry.reject(new AppError('IOTB_LWM2M_QUEUE_PURGED'));
+    }
+  }
+
+  registrationOf(endpoint: Endpoint): Registration | undefined {
+    return this.#server.registrationOf(endpoint.id);
+  }
+
+  /** The name of an object as the endpoint's account knows it (shipped or uploaded definition). */
+  objectName(endpoint: Endpoint, objectId: number): string | undefined {
+    return this.#objects.lookupFor(endpoint.accountId).object(objectId)?.name;
+  }
+
+  lastKnown(endpoint: Endpoint): JsonRecord[] {
+    return [...(this.#lastKnown.get(endpoint.id)?.values() ?? [])].sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
+  }
+
+  /** One request/response exchange with a registered device. */
+  async #exchange(endpoint: Endpoint, request: OperationRequest): Promise<OperationResult> {
+    const registration = this.#server.registrationOf(endpoint.id);
+    if (!registration) throw new AppError('IOTB_LWM2M_NOT_REGISTERED');
+    const path = checkedPath(request);
+    const models = this.#objects.lookupFor(endpoint.accountId);
+    const coapRequest = this.#build(request, path, registration, models);
+    if (request.operation === 'observe' || request.operation === 'observeComposite') return this.#observe(endpoint, registration, request, formatPath(path), coapRequest, models);
+    if (request.operation === 'cancelObserve') return this.#cancelObserve(endpoint, request, formatPath(path));
+    const token = randomBytes(4).toString('hex');
+    const started = performance.now();
+    let response: CoapMessage;
+    let exchanges = 0;
+    try {
+      response = await this.#server.send(registration, coapRequest, { timeoutMs: request.timeoutMs, onExchange: () => exchanges++ });
+    } catch (error) {
+      this.#logger.debug({ err: error, endpointId: endpoint.id, operation: request.operation }, 'LwM2M request got no answer');
+      throw new AppError('IOTB_LWM2M_TIMEOUT', undefined, { timeoutMs: request.timeoutMs });
+    }
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    const text = formatPath(path);
+    if (!isSuccess(response.code)) {
+      throw new AppError(ERROR_BY_CODE[response.code] ?? 'IOTB_LWM2M_DEVICE_ERROR', undefined, {
+        coapCode: response.code,
+        ...(response.payload.length > 0 ? { diagnostic: response.payload.toString('utf8').slice(0, 200) } : {}),
+      });
+    }
+    const result: { -readonly [K in keyof OperationResult]: OperationResult[K] } = { operation: request.operation, path: text, code: response.code, token, durationMs };
+    if (request.operation === 'read' || request.operation === 'readComposite') {
+      const format = contentFormat(response) ?? CONTENT_FORMATS.text;
+      let records: Lwm2mRecord[];
+      try {
+        records = decode(format, response.payload, { basePath: text, models });
+      } catch (error) {
+        throw new AppError('IOTB_LWM2M_DEVICE_ERROR', undefined, { reason: error instanceof CodecError ? error.message : String(error), contentFormat: format });
+      }
+      result.values = lwm2mRecordsToJson(records);
+      this.#remember(endpoint, result.values);
+      await this.#presence.emit(endpoint, 'lwm2m-data', {
+        operation: 'read',
+        path: text,
+        objectIds: [...new Set(records.map((r) => parsePath(r.path).objectId))],
+        token,
+        duration: durationMs,
+        // CoAP request/response exchanges the read took: one, or one per Block1/Block2 block.
+        requests: exchanges,
+        format: formatName(format),
+        values: result.values,
+        names: translatedNames(models, result.values),
+      });
+    } else if (request.operation === 'discover') {
+      try {
+        result.links = decodeLinks(response.payload).map((link) => ({ target: link.target, attributes: link.attributes.map(({ name, value }) => ({ name, ...(value === undefined ? {} : { value }) })) }));
+      } catch (error) {
+        throw new AppError('IOTB_LWM2M_DEVICE_ERROR', undefined, { reason: (error as Error).message });
+      }
+    } else if (request.operation === 'create') {
+      const location = response.options.filter((o) => o.number === OptionNumber.LocationPath).map((o) => o.value.toString('utf8'));
+      if (location.length > 0) result.location = `/${location.join('/')}`;
+    }
+    return result;
+  }
+
+  #build(request: OperationRequest, path: Lwm2mPath, registration: Registration, models: ReturnType<ObjectRegistry['lookupFor']>) {
+    const text = formatPath(path);
+    const uri = uriPathOptions(registration.rootPath === '/' ? text : `${registration.rootPath}${text}`);
+    const format = this.#format(request, registration);
+    switch (request.operation) {
+      case 'read':
+      case 'observe':
+      case 'cancelObserve':
+        return { code: '0.01' as const, options: [...uri, option(OptionNumber.Accept, format)] };
+      case 'discover':
+        return { code: '0.01' as const, options: [...uri, option(OptionNumber.Accept, CONTENT_FORMATS.linkFormat)] };
+      case 'readComposite':
+      case 'observeComposite': {
+        // Read-Composite (Core 6.3.1, Transport 6.4.5): FETCH on the root with the list of paths.
+        const paths = request.paths ?? [];
+        if (paths.length === 0) throw invalid(`${request.operation} needs "paths"`);
+        for (const each of paths) checkedPath({ ...request, operation: 'read', path: each });
+        let payload: Uint8Array;
+        try {
+          payload = encodePaths(format, paths);
+        } catch (error) {
+          throw invalid((error as Error).message);
+        }
+        return { code: '0.05' as const, options: [...uri, option(OptionNumber.ContentFormat, format), option(OptionNumber.Accept, format)], payload: Buffer.from(payload) };
+      }
+      case 'writeMulti': {
+        // Write-Composite (Core 6.3.3): iPATCH on the root with values of any objects, absolute paths.
+        const records = this.#records(request, text, models);
+        let payload: Uint8Array;
+        try {
+          payload = encode(format, records, { basePath: '/', models });
+        } catch (error) {
+          throw invalid(error instanceof Error ? error.message : String(error));
+        }
+        return { code: '0.07' as const, options: [...uri, option(OptionNumber.ContentFormat, format)], payload: Buffer.from(payload) };
+      }
+      case 'delete':
+        return { code: '0.04' as const, options: uri };
+      case 'exec':
+        return { code: '0.02' as const, options: uri, payload: request.args ?? '' };
+      case 'writeAttributes': {
+        const attributes = Object.entries(request.attributes ?? {});
+        if (attributes.length === 0) throw invalid('writeAttributes needs attributes, e.g. {"pmin": 10}');
+        const query: CoapOption[] = attributes.map(([name, value]) => option(OptionNumber.UriQuery, `${name}=${value}`));
+        return { code: '0.03' as const, options: [...uri, ...query] };
+      }
+      case 'write':
+      case 'create': {
+        const records = this.#records(request, text, models);
+        let payload: Uint8Array;
+        try {
+          payload = encode(format, records, { basePath: text, models });
+        } catch (error) {
+          throw invalid(error instanceof Error ? error.message : String(error));
+        }
+        const code = request.operation === 'create' || request.partial ? ('0.02' as const) : ('0.03' as const);
+        return { code, options: [...uri, option(OptionNumber.ContentFormat, format)], payload: Buffer.from(payload) };
+      }
+    }
+  }
+
+  #records(request: OperationRequest, base: string, models: ReturnType<ObjectRegistry['lookupFor']>): Lwm2mRecord[] {
+    const entries: [string, unknown][] = request.values !== undefined ? Object.entries(request.values) : request.value !== undefined ? [[base, request.value]] : [];
+    if (entries.length === 0) throw invalid(`${request.operation} needs "value" or "values"`);
+    try {
+      return entries.map(([path, value]) => fromJsonValue(path, value, models));
+    } catch (error) {
+      throw invalid((error as Error).message);
+    }
+  }
+
+  #format(request: OperationRequest, registration: Registration): number {
+    const composite = request.operation === 'readComposite' || request.operation === 'writeMulti' || request.operation === 'observeComposite';
+    if (composite && registration.lwm2mVersion === '1.0') throw invalid(`${request.operation} needs an LwM2M 1.1 device (this one registered with 1.0)`);
+    if (composite && request.format === undefined) return CONTENT_FORMATS.senmlCbor;
+    if (request.format !== undefined) {
+      const format = formatByName(request.format);
+      if (format === undefined) throw invalid(`unknown format "${request.format}"`);
+      return format;
+    }
+    // What the device must support: TLV in 1.0; SenML CBOR is the 1.1+ default for multiple values.
+    return registration.lwm2mVersion === '1.0' ? CONTENT_FORMATS.tlv : CONTENT_FORMATS.senmlCbor;
+  }
+
+  #remember(endpoint: Endpoint, values: readonly JsonRecord[]): void {
+    let known = this.#lastKnown.get(endpoint.id);
+    if (!known) {
+      known = new Map<string, JsonRecord>();
+      this.#lastKnown.set(endpoint.id, known);
+    }
+    for (const value of values) known.set(value.path, value);
+  }
+
+  /** The endpoint's active observations (path, token, since). */
+  observations(endpoint: Endpoint): { path: string; token: string; since: string }[] {
+    return this.#observations.list(endpoint.id).map(({ path, token, since }) => ({ path, token, since }));
+  }
+
+  /**
+   * Observe (Core 6.4.1, RFC 7641): GET with Observe: 0. The first answer is returned like a read (and
+   * emitted as `lwm2m-data`); every notification becomes `lwm2m-data` with the observation's token.
+   */
+  async #observe(endpoint: Endpoint, registration: Registration, request: OperationRequest, path: string, coapRequest: Parameters<Lwm2mServer['send']>[1], models: ReturnType<ObjectRegistry['lookupFor']>): Promise<OperationResult> {
+    const held: { entry?: ActiveObservation; chain: Promise<void> } = { chain: Promise.resolve() };
+    const started = performance.now();
+    let observation: Observation;
+    try {
+      observation = await this.#server.observe(
+        registration,
+        coapRequest,
+        (notification) => {
+          held.chain = held.chain.then(() => this.#notified(endpoint, path, held.entry?.token ?? notification.token.toString('hex'), notification, models));
+        },
+        {
+          timeoutMs: request.timeoutMs,
+          onEnd: (reason) => {
+            if (held.entry && this.#observations.delete(endpoint.id, held.entry)) this.#logger.debug({ endpointId: endpoint.id, path, reason }, 'LwM2M observation ended by the device');
+          },
+        },
+      );
+    } catch (error) {
+      this.#logger.debug({ err: error, endpointId: endpoint.id, operation: 'observe' }, 'LwM2M request got no answer');
+      throw new AppError('IOTB_LWM2M_TIMEOUT', undefined, { timeoutMs: request.timeoutMs });
+    }
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    const { response } = observation;
+    if (!isSuccess(response.code)) throw deviceError(response);
+    const token = observation.active ? observation.token.toString('hex') : randomBytes(4).toString('hex');
+    let values: JsonRecord[];
+    try {
+      values = this.#decodeValues(response, path, models).values;
+    } catch (error) {
+      void observation.cancel({ proactive: false });
+      throw error;
+    }
+    // The registration may have ended while the device answered: the observation ends with it.
+    const live = this.#server.registrationOf(endpoint.id)?.id === registration.id;
+    if (observation.active && live) {
+      held.entry = { path, token, since: new Date().toISOString(), registrationId: registration.id, observation };
+      const replaced = this.#observations.set(endpoint.id, held.entry);
+      if (replaced) void replaced.observation.cancel({ proactive: false });
+    } else if (observation.active) {
+      void observation.cancel({ proactive: false });
+    }
+    await this.#emitValues(endpoint, path, token, values, { duration: durationMs, requests: 1, format: formatName(contentFormat(response) ?? CONTENT_FORMATS.text) });
+    return { operation: 'observe', path, code: response.code, values, token, durationMs, observing: held.entry !== undefined };
+  }
+
+  /** Cancel Observation: a GET with Observe: 1 and the observation's token (RFC 7641 3.6); forgotten either way. */
+  async #cancelObserve(endpoint: Endpoint, request: OperationRequest, path: string): Promise<OperationResult> {
+    const entry = this.#observations.get(endpoint.id, path);
+    if (!entry) throw new AppError('IOTB_LWM2M_NOT_OBSERVED');
+    this.#observations.delete(endpoint.id, entry);
+    const started = performance.now();
+    const response = await entry.observation.cancel({ proactive: true, timeout: request.timeoutMs });
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    // No answer in time: the observation is forgotten anyway, and the device's next notification gets RST.
+    return { operation: 'cancelObserve', path, code: response?.code ?? 'none', token: entry.token, durationMs };
+  }
+
+  /** A notification of an observation: `lwm2m-data` (operation `observe`) and the last-known values. */
+  async #notified(endpoint: Endpoint, path: string, token: string, notification: CoapMessage, models: ReturnType<ObjectRegistry['lookupFor']>): Promise<void> {
+    if (!isSuccess(notification.code)) return; // it ended the observation (onEnd)
+    try {
+      const { values, format } = this.#decodeValues(notification, path, models);
+      await this.#emitValues(endpoint, path, token, values, { format: formatName(format) });
+    } catch (error) {
+      this.#logger.warn({ err: error, endpointId: endpoint.id, path }, 'LwM2M notification could not be handled');
+    }
+  }
+
+  #decodeValues(response: CoapMessage, path: string, models: ReturnType<ObjectRegistry['lookupFor']>): { values: JsonRecord[]; format: number } {
+    const format = contentFormat(response) ?? CONTENT_FORMATS.text;
+    try {
+      return { values: lwm2mRecordsToJson(decode(format, response.payload, { basePath: path, models })), format };
+    } catch (error) {
+      throw new AppError('IOTB_LWM2M_DEVICE_ERROR', undefined, { reason: error instanceof CodecError ? error.message : String(error), contentFormat: format });
+    }
+  }
+
+  async #emitValues(endpoint: Endpoint, path: string, token: string, values: JsonRecord[], extra: Record<string, unknown>): Promise<void> {
+    this.#remember(endpoint, values);
+    await this.#presence.emit(endpoint, 'lwm2m-data', {
+      operation: 'observe',
+      path,
+      objectIds: [...new Set(values.map((v) => parsePath(v.path).objectId))],
+      token,
+      ...extra,
+      values,
+      names: translatedNames(this.#objects.lookupFor(endpoint.accountId), values),
+    });
+  }
+}
+
+
+/** The `IOTB_LWM2M_*` error of a device's error answer. */
+function deviceError(response: CoapMessage): AppError {
+  return new AppError(ERROR_BY_CODE[response.code] ?? 'IOTB_LWM2M_DEVICE_ERROR', undefined, {
+    coapCode: response.code,
+    ...(response.payload.length > 0 ? { diagnostic: response.payload.toString('utf8').slice(0, 200) } : {}),
+  });
+}
+
+function checkedPath(request: OperationRequest): Lwm2mPath {
+  let path: Lwm2mPath;
+  try {
+    path = parsePath(request.path);
+  } catch (error) {
+    throw invalid((error as Error).message);
+  }
+  const depth = [path.objectId, path.instanceId, path.resourceId, path.resourceInstanceId].filter((id) => id !== undefined).length;
+  const allowed: Record<Lwm2mOperation, [number, number]> = {
+    read: [1, 4],
+    readComposite: [0, 0],
+    observeComposite: [0, 0],
+    writeMulti: [0, 0],
+    discover: [1, 3],
+    write: [2, 4],
+    writeAttributes: [1, 4],
+    exec: [3, 3],
+    create: [1, 1],
+    delete: [2, 2],
+    observe: [1, 4],
+    cancelObserve: [0, 4],
+  };
+  const [min, max] = allowed[request.operation];
+  if (depth < min || depth > max) throw invalid(`${request.operation} does not apply to ${request.path}`);
+  return path;
+}
+
+function invalid(message: string): AppError {
+  return new AppError('IOTB_LWM2M_REQUEST_INVALID', message);
+}

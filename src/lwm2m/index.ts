@@ -1,0 +1,41 @@
+import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
+import { ServiceDirectory } from '../devices/service-directory.js';
+import { DeviceManagement } from './device-management.js';
+import { PlainCoap } from './plain-coap.js';
+import { Lwm2mServer } from './server.js';
+
+/**
+ * The CoAP device server of this process: LwM2M devices (registration, device management in
+ * `channels.lwm2m`) and plain CoAP devices (`coap-request` events, `channels.coap`) on one UDP port.
+ */
+export function lwm2mServer(context: DeviceServerContext): DeviceServer {
+  const { config, logger, presence, objects, domain } = context;
+  const servicesOf = (type: 'lwm2m' | 'coap') => {
+    const directory = new ServiceDirectory(domain.services, type, () => undefined, logger);
+    return async () => (await directory.all()).map((entry) => entry.service);
+  };
+  // The plain-CoAP handler needs the server's endpoint, and the server hands it requests: built just after.
+  const late: { plain?: PlainCoap } = {};
+  const server = new Lwm2mServer({
+    port: config.coapPort,
+    host: config.coapHost,
+    awakeMs: config.lwm2mAwakeMs,
+    logger,
+    presence,
+    objects,
+    lwm2mServices: servicesOf('lwm2m'),
+    otherRequests: (request, peer) => late.plain!.handle(request, peer),
+  });
+  const plain = new PlainCoap({
+    coap: server.coap,
+    domain,
+    presence,
+    logger,
+    coapServices: servicesOf('coap'),
+    registeredPeer: (endpointId) => server.registrationOf(endpointId)?.peer,
+  });
+  context.channels.lwm2m = new DeviceManagement({ server, presence, objects, logger });
+  late.plain = plain;
+  context.channels.coap = plain;
+  return server;
+}

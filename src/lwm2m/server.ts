@@ -1,0 +1,377 @@
+import type { Logger } from 'pino';
+import {
+  CoapEndpoint,
+  contentFormat,
+  encodeBlock,
+  formatPeer,
+  option,
+  OptionNumber,
+  szxFor,
+  uriPath,
+  uriQuery,
+  type CoapMessage,
+  type CoapResponse,
+  type Observation,
+  type ObserveOptions,
+  type Peer,
+} from '../coap/index.js';
+import { ConfigError, ENV_NAMES } from '../config.js';
+import type { DeviceServer } from '../devices/device-server.js';
+import type { DevicePresence } from '../devices/presence.js';
+import type { Endpoint } from '../domain/endpoints.js';
+import type { Service } from '../domain/services.js';
+import { CodecError, decode } from './codecs/index.js';
+import { lwm2mRecordsToJson, translatedNames } from './json-values.js';
+import type { ObjectRegistry } from './objects/registry.js';
+import {
+  announcedObjects,
+  newRegistrationId,
+  parseRegister,
+  parseUpdate,
+  RegistrationError,
+  type Registration,
+} from './registration.js';
+
+export interface Lwm2mServerOptions {
+  /** UDP port of the CoAP listener; 0 picks a free one. */
+  readonly port: number;
+  /** Bind address; undefined: dual-stack `::` (IPv4 too). */
+  readonly host?: string | undefined;
+  readonly logger: Logger;
+  readonly presence: DevicePresence;
+  readonly objects: ObjectRegistry;
+  /** The LwM2M services across accounts (auto-provisioning, `forceQueueMode`, keep-alive mode). */
+  readonly lwm2mServices: () => Promise<readonly Service[]>;
+  /**
+   * How long a device in queue mode stays reachable after it was last heard from (Core 6.5 / Transport
+   * 6.3.1: the client listens for at least MAX_TRANSMIT_WAIT, 93 s, after sending). Default 93 000 ms.
+   */
+  readonly awakeMs?: number | undefined;
+  /** Requests to other paths than the LwM2M interfaces (plain CoAP devices); 4.04 without. */
+  readonly otherRequests?: ((request: CoapMessage, peer: Peer) => Promise<CoapResponse>) | undefined;
+  /** Lets tests shorten CoAP retransmission. */
+  readonly coap?: ConstructorParameters<typeof CoapEndpoint>[0];
+}
+
+/**
+ * The LwM2M server (OMA LwM2M Core/Transport 1.0–1.2) on the CoAP endpoint: the registration interface
+ * (`/rd`), the client's Send (`/dp`), CoAP pings for keep-alive; device management requests go out
+ * through {@link Lwm2mServer.send}. Registrations are held in memory: after a restart a device's next
+ * Update is answered 4.04 and the device registers again (Core 6.2.2), as with Leshan.
+ */
+export class Lwm2mServer implements DeviceServer {
+  readonly name = 'coap';
+  readonly #options: Lwm2mServerOptions;
+  readonly #logger: Logger;
+  readonly #coap: CoapEndpoint;
+  readonly #registrations = new Map<string, Registration>();
+  readonly #byEndpoint = new Map<string, string>();
+  readonly #byPeer = new Map<string, string>();
+  /** When each registration was last heard from (ms), for queue mode. */
+  readonly #heardAt = new Map<string, number>();
+  readonly #listeners: { registered: ((r: Registration) => void)[]; awake: ((r: Registration) => void)[] } = { registered: [], awake: [] };
+  readonly #registrationEnded: ((endpointId: string) => void)[] = [];
+
+  constructor(options: Lwm2mServerOptions) {
+    this.#options = options;
+    this.#logger = options.logger.child({ server: 'lwm2m' });
+    this.#coap = new CoapEndpoint({ host: options.host, port: options.port, logger: this.#logger, ...options.coap });
+    this.#coap.onRequest((request, peer) => this.#handle(request, peer));
+    this.#coap.onPing((peer) => void this.#onPing(peer));
+  }
+
+  async start(): Promise<Record<string, number>> {
+    try {
+      await this.#coap.start();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new ConfigError(`CoAP port ${this.#options.port} is already in use: set ${ENV_NAMES.coapPort} to a free port (0 picks one)`);
+      }
+      throw error;
+    }
+    return { coap: this.#coap.address().port };
+  }
+
+  async stop(): Promise<void> {
+    await this.#coap.stop();
+  }
+
+  /** The CoAP endpoint the server listens on (plain CoAP devices share it). */
+  get coap(): CoapEndpoint {
+    return this.#coap;
+  }
+
+  /** The live registration of an endpoint, if it has one. */
+  registrationOf(endpointId: string): Registration | undefined {
+    const id = this.#byEndpoint.get(endpointId);
+    const registration = id === undefined ? undefined : this.#registrations.get(id);
+    // Past its lifetime without an update the registration is over (Core 6.2.1); the presence sweep says so too.
+    if (registration && Date.now() > Date.parse(registration.updatedAt) + registration.lifetime * 1000) return undefined;
+    return registration;
+  }
+
+  /** A device (re)registered: what was queued for its previous registration is purged (SPEC States). */
+  onRegistered(listener: (registration: Registration) => void): void {
+    this.#listeners.registered.push(listener);
+  }
+
+  /** A registered device was heard from (update, Send, ping): queued requests may go now. */
+  onAwake(listener: (registration: Registration) => void): void {
+    this.#listeners.awake.push(listener);
+  }
+
+  /** Whether a request sent now can reach the device: always unless it is in queue mode and asleep. */
+  isAwake(registration: Registration): boolean {
+    if (!registration.queueMode) return true;
+    return Date.now() - (this.#heardAt.get(registration.id) ?? 0) < (this.#options.awakeMs ?? 93_000);
+  }
+
+  /** Sends a device management request to a registered device; resolves with its response (any code). */
+  async send(registration: Registration, request: Parameters<CoapEndpoint['request']>[1], options: { timeoutMs: number; onExchange?: () => void }): Promise<CoapMessage> {
+    const maxMessageSize = await this.#maxMessageSize(registration);
+    // A smaller message size than the default also bounds what the device sends back: RFC 7959 2.4 early
+    // negotiation, Block2 0/0/<size> on the request.
+    const payloadLimit = maxMessageSize === undefined ? undefined : maxMessageSize - 128;
+    const asksBody = request.code === '0.01' || request.code === '0.05';
+    const withBlock2 =
+      asksBody && payloadLimit !== undefined && payloadLimit < 1024
+        ? { ...request, options: [...(request.options ?? []), option(OptionNumber.Block2, encodeBlock({ num: 0, more: false, szx: szxFor(payloadLimit) }))] }
+        : request;
+    return this.#coap.request(registration.peer, withBlock2, {
+      timeout: options.timeoutMs,
+      maxMessageSize,
+      ...(options.onExchange && { onExchange: options.onExchange }),
+    });
+  }
+
+  /** The service's "CoAP Max Message Size" (payload bytes) as the datagram size block-wise transfer starts above. */
+  async #maxMessageSize(registration: Registration): Promise<number | undefined> {
+    const service = (await this.#options.lwm2mServices()).find((s) => s.id === registration.serviceId);
+    const payload = service?.options.coapMaxMessageSize;
+    // Room for the header, token and options next to the payload (RFC 7252 4.6: 1152 for a 1024-byte payload).
+    return typeof payload === 'number' && payload >= 16 ? payload + 128 : undefined;
+  }
+
+  /** Observes a resource of a registered device (RFC 7641): resolves with the first response and the observation. */
+  observe(registration: Registration, request: Parameters<CoapEndpoint['request']>[1], onNotification: (notification: CoapMessage) => void, options: { timeoutMs: number; onEnd?: ObserveOptions['onEnd'] }): Promise<Observation> {
+    return this.#coap.observe(registration.peer, request, onNotification, { timeout: options.timeoutMs, ...(options.onEnd && { onEnd: options.onEnd }) });
+  }
+
+  /**
+   * Calls `listener(endpointId)` when a device's registration ends: a new Register (which replaces the old
+   * one) or a De-register. Observations end with the registration (Core 6.4.1).
+   */
+  onRegistrationEnd(listener: (endpointId: string) => void): void {
+    this.#registrationEnded.push(listener);
+  }
+
+  #registrationEnd(endpointId: string): void {
+    for (const listener of this.#registrationEnded) {
+      try {
+        listener(endpointId);
+      } catch (error) {
+        this.#logger.error({ err: error, endpointId }, 'LwM2M registration-end listener failed');
+      }
+    }
+  }
+
+  async #handle(request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+    const path = uriPath(request).replace(/^\//, '');
+    try {
+      if (path === 'rd' && request.code === '0.02') return await this.#register(request, peer);
+      if (path.startsWith('rd/')) {
+        const registration = this.#registrations.get(path.slice(3));
+        if (!registration) return { code: '4.04', payload: 'no such registration: register again' };
+        if (request.code === '0.02') return await this.#update(registration, request, peer);
+        if (request.code === '0.04') return await this.#deregister(registration);
+        return { code: '4.05' };
+      }
+      if (path === 'dp' && request.code === '0.02') return await this.#sendOperation(request, peer);
+      return this.#options.otherRequests ? await this.#options.otherRequests(request, peer) : { code: '4.04' };
+    } catch (error) {
+      if (error instanceof RegistrationError) return { code: '4.00', payload: error.message };
+      this.#logger.error({ err: error, peer: formatPeer(peer), path }, 'LwM2M request failed');
+      return { code: '5.00' };
+    }
+  }
+
+  async #register(request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+    const params = parseRegister(uriQuery(request), request.payload);
+    const found = await this.#deviceFor(params.endpointName);
+    if (found.kind === 'refused') {
+      this.#logger.info({ ep: params.endpointName, peer: formatPeer(peer), why: found.why }, 'LwM2M registration refused');
+      return { code: '4.03', payload: found.why };
+    }
+    const { endpoint, service } = found;
+    // A new registration replaces the device's old one (Core 6.2.1).
+    const previous = this.registrationOf(endpoint.id);
+    if (previous) this.#forget(previous);
+    this.#registrationEnd(endpoint.id);
+    const now = new Date().toISOString();
+    const registration: Registration = {
+      ...params,
+      queueMode: params.queueMode || service.options.forceQueueMode,
+      id: newRegistrationId(),
+      endpointId: endpoint.id,
+      accountId: endpoint.accountId,
+      serviceId: endpoint.serviceId,
+      peer,
+      registeredAt: now,
+      updatedAt: now,
+    };
+    this.#remember(registration);
+    this.#heard(registration);
+    for (const listener of this.#listeners.registered) listener(registration);
+    await this.#options.presence.connected(endpoint, { protocol: 'lwm2m', remoteAddr: formatPeer(peer), lifetimeSeconds: params.lifetime }, {
+      registrationId: registration.id,
+      lwm2mVersion: params.lwm2mVersion,
+      binding: params.binding,
+      queueMode: registration.queueMode,
+      objects: announcedObjects(params),
+    });
+    this.#logger.debug({ ep: params.endpointName, registrationId: registration.id, peer: formatPeer(peer) }, 'LwM2M device registered');
+    return { code: '2.01', options: [{ number: 8, value: Buffer.from('rd') }, { number: 8, value: Buffer.from(registration.id) }] };
+  }
+
+  async #update(current: Registration, request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+    const params = parseUpdate(uriQuery(request), request.payload, current);
+    const endpoint = await this.#endpointOf(current);
+    if (!endpoint) {
+      this.#forget(current);
+      return { code: '4.04', payload: 'the endpoint was deleted: register again' };
+    }
+    const service = (await this.#options.lwm2mServices()).find((s) => s.id === endpoint.serviceId);
+    const moved = peer.address !== current.peer.address || peer.port !== current.peer.port;
+    const updated: Registration = {
+      ...current,
+      ...params,
+      // "Force Queue Mode" is reapplied on every update (SPEC States).
+      queueMode: params.queueMode || (service?.options.forceQueueMode ?? false),
+      peer,
+      updatedAt: new Date().toISOString(),
+    };
+    this.#forget(current);
+    this.#remember(updated);
+    this.#heard(updated);
+    if (moved || params.lifetime !== current.lifetime) {
+      await this.#options.presence.connected(endpoint, { protocol: 'lwm2m', remoteAddr: formatPeer(peer), lifetimeSeconds: params.lifetime }, { registrationId: updated.id, update: true });
+    } else {
+      await this.#options.presence.seen(endpoint, params.lifetime);
+    }
+    // Answer first: the device expects the 2.04 before the server's requests (Core 6.5, queue mode).
+    setImmediate(() => this.#wake(updated));
+    return { code: '2.04' };
+  }
+
+  async #deregister(registration: Registration): Promise<CoapResponse> {
+    this.#forget(registration);
+    this.#registrationEnd(registration.endpointId);
+    const endpoint = await this.#endpointOf(registration);
+    if (endpoint) await this.#options.presence.disconnected(endpoint, 'lwm2m', 'de-registered');
+    return { code: '2.02' };
+  }
+
+  /** LwM2M 1.1 Send (`/dp`, Core 6.4.4): the device pushes values; they become an `lwm2m-data` event. */
+  async #sendOperation(request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+    const registration = this.#registrationAt(peer);
+    if (!registration) return { code: '4.04', payload: 'register first' };
+    const format = contentFormat(request);
+    if (format === undefined) return { code: '4.00', payload: 'Content-Format is missing' };
+    let records;
+    try {
+      records = decode(format, request.payload, { basePath: '/', models: this.#options.objects.lookupFor(registration.accountId) });
+    } catch (error) {
+      if (error instanceof CodecError) return { code: '4.00', payload: error.message };
+      return { code: '4.15' };
+    }
+    const endpoint = await this.#endpointOf(registration);
+    if (!endpoint) return { code: '4.04' };
+    await this.#options.presence.seen(endpoint, registration.lifetime);
+    this.#heard(registration);
+    setImmediate(() => this.#wake(registration));
+    await this.#options.presence.emit(endpoint, 'lwm2m-data', {
+      operation: 'send',
+      objectIds: [...new Set(records.map((r) => Number(r.path.split('/')[1])))],
+      values: lwm2mRecordsToJson(records),
+      names: translatedNames(this.#options.objects.lookupFor(registration.accountId), records),
+    });
+    return { code: '2.04' };
+  }
+
+  /** CoAP ping (empty CON) from a registered device: the service's keep-alive mode (SPEC States). */
+  async #onPing(peer: Peer): Promise<void> {
+    const registration = this.#registrationAt(peer);
+    if (!registration) return;
+    this.#heard(registration);
+    this.#wake(registration);
+    const endpoint = await this.#endpointOf(registration);
+    if (!endpoint) return;
+    const service = (await this.#options.lwm2mServices()).find((s) => s.id === endpoint.serviceId);
+    const mode = service?.options.keepAliveMode ?? 'statusDetail';
+    try {
+      await this.#options.presence.keepAlive(endpoint, mode, 'lwm2m');
+    } catch (error) {
+      this.#logger.warn({ err: error, endpointId: endpoint.id }, 'keep-alive handling failed');
+    }
+  }
+
+  /** The endpoint a registering name belongs to, or why it may not register. */
+  async #deviceFor(name: string): Promise<{ kind: 'found'; endpoint: Endpoint; service: Service } | { kind: 'refused'; why: string }> {
+    const services = await this.#options.lwm2mServices();
+    const devices = await this.#options.presence.findDevices('lwm2m', name);
+    if (devices.length > 1) return { kind: 'refused', why: 'the endpoint name is used in several LwM2M services' };
+    const device = devices[0];
+    if (device) {
+      const service = services.find((s) => s.id === device.serviceId);
+      return service ? { kind: 'found', endpoint: device, service } : { kind: 'refused', why: 'the service is gone' };
+    }
+    const provisioning = services.filter((s) => s.options.autoProvision === true);
+    if (provisioning.length === 0) return { kind: 'refused', why: 'unknown endpoint name' };
+    if (provisioning.length > 1) return { kind: 'refused', why: 'unknown endpoint name (several services auto-provision: create the endpoint)' };
+    const service = provisioning[0]!;
+    return { kind: 'found', endpoint: await this.#options.presence.provision(service, name), service };
+  }
+
+  async #endpointOf(registration: Registration): Promise<Endpoint | undefined> {
+    const [endpoint] = (await this.#options.presence.findDevices('lwm2m', registration.endpointName)).filter((e) => e.id === registration.endpointId);
+    return endpoint;
+  }
+
+  #registrationAt(peer: Peer): Registration | undefined {
+    const id = this.#byPeer.get(formatPeer(peer));
+    return id === undefined ? undefined : this.#registrations.get(id);
+  }
+
+  #remember(registration: Registration): void {
+    this.#registrations.set(registration.id, registration);
+    this.#byEndpoint.set(registration.endpointId, registration.id);
+    // The address now belongs to this device: another registration that had it loses it (SPEC: remoteAddr unset when re-used).
+    const key = formatPeer(registration.peer);
+    const other = this.#byPeer.get(key);
+    const displaced = other === undefined ? undefined : this.#registrations.get(other);
+    if (displaced && displaced.endpointId !== registration.endpointId) {
+      this.#forget(displaced);
+      void this.#endpointOf(displaced)
+        .then((endpoint) => endpoint && this.#options.presence.setDetails(endpoint, { remoteAddr: null }))
+        .catch((error: unknown) => this.#logger.warn({ err: error, endpointId: displaced.endpointId }, 'could not unset a re-used remoteAddr'));
+    }
+    this.#byPeer.set(key, registration.id);
+  }
+
+  #heard(registration: Registration): void {
+    this.#heardAt.set(registration.id, Date.now());
+  }
+
+  #wake(registration: Registration): void {
+    if (this.#registrations.get(registration.id) !== registration) return; // replaced or gone meanwhile
+    for (const listener of this.#listeners.awake) listener(registration);
+  }
+
+  #forget(registration: Registration): void {
+    this.#heardAt.delete(registration.id);
+    this.#registrations.delete(registration.id);
+    if (this.#byEndpoint.get(registration.endpointId) === registration.id) this.#byEndpoint.delete(registration.endpointId);
+    const key = formatPeer(registration.peer);
+    if (this.#byPeer.get(key) === registration.id) this.#byPeer.delete(key);
+  }
+}

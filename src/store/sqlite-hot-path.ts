@@ -1,0 +1,128 @@
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Event } from '../events/event.js';
+import type { Execution } from '../triggers/executions.js';
+import type { Schema } from './schema.js';
+import { toJson } from './schema.js';
+import { toMs } from './sql.js';
+
+interface Pending {
+  readonly work: () => unknown;
+  readonly resolve: (value: never) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * The embedded database's writes on the event pipeline: accepting events, acknowledging handled ones and
+ * recording trigger executions. Under load these are most of the service's work, so on SQLite they skip
+ * the query builder (prepared statements, bound once) and everything written in one turn of the event
+ * loop commits in ONE transaction: a commit costs more than a dozen row inserts.
+ */
+export class SqliteHotPath {
+  readonly #db: Kysely<Schema>;
+  readonly #sqlite: SQLite.Database;
+  #pending: Pending[] = [];
+  #scheduled = false;
+  readonly #insertEvent: SQLite.Statement;
+  readonly #saveCursor: SQLite.Statement;
+  readonly #insertExecution: SQLite.Statement;
+
+  constructor(db: Kysely<Schema>, sqlite: SQLite.Database) {
+    this.#db = db;
+    this.#sqlite = sqlite;
+    this.#insertEvent = sqlite.prepare(
+      'insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data) values (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.#saveCursor = sqlite.prepare(
+      "insert into event_cursor (name, handled_through) values ('bus', ?) on conflict (name) do update set handled_through = max(handled_through, excluded.handled_through)",
+    );
+    this.#insertExecution = sqlite.prepare(
+      'insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)' +
+        ' values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+  }
+
+  /** Stores events in the history; resolves with their sequence numbers once committed. */
+  accept(events: readonly Event[]): Promise<number[]> {
+    return this.#write(() =>
+      events.map((event) => {
+        const { lastInsertRowid } = this.#insertEvent.run(
+          event.id,
+          event.accountId,
+          event.type,
+          event.serviceId,
+          event.endpointId,
+          event.endpointKey,
+          toMs(event.time),
+          toJson(event.data),
+        );
+        return Number(lastInsertRowid);
+      }),
+    );
+  }
+
+  saveHandledThrough(seq: number): Promise<void> {
+    return this.#write(() => {
+      this.#saveCursor.run(seq);
+    });
+  }
+
+  recordExecutions(executions: readonly Execution[]): Promise<void> {
+    return this.#write(() => {
+      for (const execution of executions) {
+        this.#insertExecution.run(
+          execution.id,
+          execution.accountId,
+          execution.triggerId,
+          execution.eventId,
+          execution.eventType,
+          toMs(execution.startedAt),
+          execution.durationMs,
+          execution.status,
+          execution.error,
+          execution.line,
+          toJson(execution.logs),
+          execution.test ? 1 : 0,
+          toJson(execution.context),
+          toJson(execution.groups),
+        );
+      }
+    });
+  }
+
+  #write<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ work, resolve: resolve, reject });
+      if (this.#scheduled) return;
+      this.#scheduled = true;
+      setImmediate(() => void this.#flush());
+    });
+  }
+
+  async #flush(): Promise<void> {
+    const batch = this.#pending;
+    this.#pending = [];
+    this.#scheduled = false;
+    // Kysely's connection lock: no query-builder transaction is open on the connection meanwhile.
+    await this.#db
+      .connection()
+      .execute(async () => {
+      try {
+        const results = this.#sqlite.transaction(() => batch.map((item) => item.work()))();
+        batch.forEach((item, i) => item.resolve(results[i] as never));
+      } catch {
+        // One bad write must not fail the others: each on its own.
+        for (const item of batch) {
+          try {
+            item.resolve(this.#sqlite.transaction(item.work)() as never);
+          } catch (error) {
+            item.reject(error);
+          }
+        }
+      }
+      })
+      .catch((error: unknown) => {
+        for (const item of batch) item.reject(error);
+      });
+  }
+}

@@ -1,0 +1,44 @@
+import type { BlockList } from 'node:net';
+import type { ServiceOptions } from '../domain/services.js';
+import { AppError } from '../errors.js';
+import { keyPrefixOption, type KeyPrefix } from '../devices/device-keys.js';
+import { boolOption, enumOption, intOption, networksOption, stringOption } from '../devices/service-options.js';
+
+export const UDP_KEY_RULES = ['prefix', 'address', 'script'] as const;
+export type UdpKeyRule = (typeof UDP_KEY_RULES)[number];
+
+/** The options of a `udp` service (docs/udp-tcp.md). */
+export interface UdpOptions {
+  /** How a datagram names its device: `prefix` (default) `<key>:<payload>`, `address` (the source address is the key), `script`. */
+  readonly keyRule: UdpKeyRule;
+  readonly prefix: KeyPrefix;
+  /** `address` rule: the key is the source `host` (default) or `host:port`. */
+  readonly addressKey: 'host' | 'host:port';
+  /** `script` rule: the body of `function (datagram) { … return key; }`, run in the account's sandbox. */
+  readonly keyScript: string | undefined;
+  /** Networks this service claims: datagrams from them go only to services claiming them. Required by `script`. */
+  readonly sources: BlockList | undefined;
+  /** Create unknown devices on their first datagram instead of refusing it. */
+  readonly autoProvision: boolean;
+  /** Messages `udp.queue` holds per device at most (default 100). */
+  readonly queueLimit: number;
+}
+
+export function udpOptions(options: ServiceOptions): UdpOptions {
+  const keyRule = enumOption(options, 'keyRule', UDP_KEY_RULES, 'prefix');
+  const keyScript = stringOption(options, 'keyScript');
+  const sources = networksOption(options, 'sources');
+  if (keyRule === 'script' && (keyScript === undefined || sources === undefined)) {
+    // A script sees payloads before any device is known: only from networks the service claims (docs/udp-tcp.md).
+    throw new AppError('IOTB_REQUEST_VALIDATION', 'options.keyRule "script" needs options.keyScript and options.sources', { option: 'keyScript' });
+  }
+  return {
+    keyRule,
+    prefix: keyPrefixOption(options),
+    addressKey: enumOption(options, 'keyAddress', ['host', 'host:port'] as const, 'host'),
+    keyScript,
+    sources,
+    autoProvision: boolOption(options, 'autoProvision', false),
+    queueLimit: intOption(options, 'queueLimit', 1, 10_000, 100),
+  };
+}

@@ -1,0 +1,20 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { newId, newSortableId } from '../../src/domain/ids.js';
+
+describe('ids', () => {
+  it('newId: 16 URL-safe characters, never "." or ":", unique', () => {
+    const ids = new Set(Array.from({ length: 10_000 }, () => newId()));
+    assert.equal(ids.size, 10_000);
+    for (const id of ids) assert.match(id, /^[A-Za-z0-9_-]{16}$/);
+  });
+
+  it('newSortableId: later ids sort after earlier ones, same shape as newId', () => {
+    const times = [0, 1, 63, 64, 1_700_000_000_000, 1_700_000_000_001, 4_398_046_511_103];
+    const ids = times.map((t) => newSortableId(t));
+    for (const id of ids) assert.match(id, /^[A-Za-z0-9_-]{16}$/);
+    assert.deepEqual([...ids].sort(), ids, 'string order follows time order');
+    const now = Array.from({ length: 1000 }, () => newSortableId());
+    assert.equal(new Set(now).size, 1000);
+  });
+});

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { splitKey } from '../../src/devices/device-keys.js';
+import type { Endpoint } from '../../src/domain/endpoints.js';
+import type { Service } from '../../src/domain/services.js';
+import { udpOptions } from '../../src/udp/udp-options.js';
+import { UdpRouter, type Datagram, type UdpService } from '../../src/udp/udp-router.js';
+
+function service(id: string, accountId: string, options: Record<string, unknown> = {}): UdpService {
+  const record = { id, accountId, name: id, type: 'udp', options: { forceQueueMode: false, keepAliveMode: 'statusDetail', coapMaxMessageSize: 1024, ...options }, createdAt: '', updatedAt: '' } as Service;
+  return { service: record, options: udpOptions(record.options) };
+}
+
+function endpoint(key: string, target: UdpService): Endpoint {
+  return { id: `${target.service.id}/${key}`, key, serviceId: target.service.id, accountId: target.service.accountId } as Endpoint;
+}
+
+function datagram(bytes: string | Buffer, host = '192.0.2.7', port = 40000): Datagram {
+  return { bytes: Buffer.from(bytes), host, port, remoteAddr: `${host}:${port}` };
+}
+
+/** A router over these services and endpoints; key scripts answer from `scripts` (service id → key). */
+function router(services: UdpService[], endpoints: Endpoint[], scripts: Record<string, string> = {}) {
+  const ran: string[] = [];
+  const instance = new UdpRouter({
+    services: async () => services,
+    findDevices: async (key) => endpoints.filter((e) => e.key === key),
+    keyScript: async (target) => {
+      ran.push(target.service.id);
+      return scripts[target.service.id];
+    },
+  });
+  return { route: (d: Datagram) => instance.route(d), ran };
+}
+
+describe('UDP routing on the shared port', () => {
+  it('reads `<key><delimiter>` and hands over the rest as payload', async () => {
+    const a = service('a', 'acc-a');
+    const { route } = router([a], [endpoint('meter-1', a)]);
+    const routed = await route(datagram('meter-1:21.5'));
+    assert.equal(routed.kind, 'device');
+    assert.equal(routed.kind === 'device' && routed.payload.toString(), '21.5');
+    assert.deepEqual(await route(datagram('meter-2:1')), { kind: 'refused', reason: 'unknown', detail: { keys: ['meter-2'] } });
+  });
+
+  it('reads fixed-length binary keys as hex', () => {
+    const split = splitKey(Buffer.from('0102030405060708ff', 'hex'), udpOptions({ keyLength: 8, keyEncoding: 'hex' } as never).prefix);
+    assert.deepEqual(split && { key: split.key, rest: split.rest.toString('hex') }, { key: '0102030405060708', rest: 'ff' });
+    assert.equal(splitKey(Buffer.from('\u0001bad:x'), udpOptions({} as never).prefix), undefined, 'control characters make no key');
+  });
+
+  it('the address rule takes the source host, or host:port', async () => {
+    const byHost = service('h', 'acc-a', { keyRule: 'address' });
+    const byPort = service('p', 'acc-b', { keyRule: 'address', keyAddress: 'host:port' });
+    const { route } = router([byHost, byPort], [endpoint('192.0.2.7', byHost), endpoint('198.51.100.1:5000', byPort)]);
+    assert.equal((await route(datagram('x'))).kind, 'device');
+    const second = await route(datagram('y', '198.51.100.1', 5000));
+    assert.equal(second.kind === 'device' && second.target.service.id, 'p');
+  });
+
+  it('a key that names devices of two accounts is refused, not guessed', async () => {
+    const a = service('a', 'acc-a');
+    const b = service('b', 'acc-b');
+    const { route } = router([a, b], [endpoint('twin', a), endpoint('twin', b)]);
+    assert.deepEqual(await route(datagram('twin:1')), { kind: 'refused', reason: 'ambiguous', detail: { serviceIds: ['a', 'b'] } });
+  });
+
+  it("an endpoint counts only when its own service's rule read its key", async () => {
+    const colon = service('a', 'acc-a');
+    const pipe = service('b', 'acc-b', { keyDelimiter: '|' });
+    // "x|y:z": the ':' rule reads "x|y", the '|' rule reads "x". Account B's endpoint "x|y" is not named by B's rule.
+    const { route } = router([colon, pipe], [endpoint('x|y', pipe), endpoint('x', pipe)]);
+    const routed = await route(datagram('x|y:z'));
+    assert.equal(routed.kind === 'device' && routed.endpoint.key, 'x');
+  });
+
+  it('services claiming a network get its datagrams alone; claims of two accounts refuse them', async () => {
+    const open = service('open', 'acc-a');
+    const claiming = service('claim', 'acc-b', { sources: ['10.0.0.0/8'] });
+    const { route } = router([open, claiming], [endpoint('dev', open), endpoint('dev', claiming)]);
+    const fromClaimed = await route(datagram('dev:1', '10.1.2.3'));
+    assert.equal(fromClaimed.kind === 'device' && fromClaimed.target.service.id, 'claim');
+    const elsewhere = await route(datagram('dev:1', '192.0.2.1'));
+    assert.equal(elsewhere.kind === 'device' && elsewhere.target.service.id, 'open');
+    const rival = service('rival', 'acc-c', { sources: ['10.1.0.0/16'] });
+    const contested = router([open, claiming, rival], [endpoint('dev', claiming)]);
+    assert.equal((await contested.route(datagram('dev:1', '10.1.2.3'))).kind, 'refused');
+    assert.equal(((await contested.route(datagram('dev:1', '10.1.2.3'))) as { reason: string }).reason, 'contested');
+  });
+
+  it('key scripts run only for claimed networks, after the key rules found nothing', async () => {
+    const prefix = service('prefix', 'acc-a', { sources: ['10.0.0.0/8'] });
+    const scripted = service('script', 'acc-a', { keyRule: 'script', keyScript: 'return "s1";', sources: ['10.0.0.0/8'] });
+    const { route, ran } = router([prefix, scripted], [endpoint('p1', prefix), endpoint('s1', scripted)], { script: 's1' });
+    assert.equal(((await route(datagram('p1:x', '10.0.0.1'))) as { endpoint: Endpoint }).endpoint.key, 'p1');
+    assert.deepEqual(ran, [], 'a key rule matched: no script ran');
+    assert.equal(((await route(datagram('\x00\x01', '10.0.0.1'))) as { endpoint: Endpoint }).endpoint.key, 's1');
+    assert.deepEqual(ran, ['script']);
+    await route(datagram('\x00\x01', '192.0.2.1'));
+    assert.deepEqual(ran, ['script'], 'no script for a network it does not claim');
+    assert.throws(() => udpOptions({ keyRule: 'script', keyScript: 'return 1' } as never), /sources/);
+  });
+
+  it('provisions in the one auto-provisioning service that read a key, never in two', async () => {
+    const auto = service('auto', 'acc-a', { autoProvision: true });
+    const plain = service('plain', 'acc-b', { keyDelimiter: '#' });
+    const { route } = router([auto, plain], []);
+    assert.deepEqual(await route(datagram('new-1:hello')), { kind: 'provision', target: auto, key: 'new-1', payload: Buffer.from('hello') });
+    const second = service('auto2', 'acc-b', { autoProvision: true });
+    assert.equal(((await router([auto, second], []).route(datagram('new-1:x'))) as { reason: string }).reason, 'ambiguous');
+  });
+});

@@ -1,0 +1,296 @@
+/**
+ * A small LwM2M client simulator for tests and benchmarks: registers with a server, keeps a tree of
+ * resource values, answers Read / Discover / Write / Execute / Create / Delete in every content format the
+ * codecs know, updates and de-registers; it can be observed (RFC 7641) and notifies its observers on
+ * {@link SimulatedClient.changeValue}. It speaks over the project's own CoAP endpoint (real UDP).
+ *
+ *   node --import tsx tools/lwm2m-client.ts coap://127.0.0.1:5683 my-device
+ */
+import { CoapEndpoint, emptyMessage, encodeMessage, UdpTransport, contentFormat, accept, locationPath, observe, option, OptionNumber, uriPath, uriQueryOptions, type CoapMessage, type CoapResponse, type Peer } from '../src/coap/index.js';
+import { decode, decodePaths, encode, encodeLinks } from '../src/lwm2m/codecs/index.js';
+import { CONTENT_FORMATS, parsePath, type Lwm2mRecord, type ModelLookup } from '../src/lwm2m/model.js';
+import { ObjectRegistry } from '../src/lwm2m/objects/registry.js';
+
+export interface SimulatedClientOptions {
+  readonly server: Peer;
+  readonly endpointName: string;
+  readonly lifetime?: number;
+  readonly lwm2mVersion?: '1.0' | '1.1' | '1.2';
+  /** Binding, e.g. `U` or `UQ` (1.0 queue mode). */
+  readonly binding?: string;
+  /** Initial resource values; the default is a Device (3/0) and a Temperature sensor (3303/0). */
+  readonly values?: readonly Lwm2mRecord[];
+  /** Extra query parameters of the Register (e.g. `Q` for 1.1 queue mode). */
+  readonly extraQuery?: readonly string[];
+  readonly transmission?: { ackTimeout?: number; maxRetransmit?: number };
+  /** Local UDP port, default 0 (any): a fixed one lets a test play a device taking over another's address. */
+  readonly localPort?: number;
+}
+
+export const DEFAULT_VALUES: readonly Lwm2mRecord[] = [
+  { path: '/1/0/0', type: 'integer', value: 101 },
+  { path: '/1/0/1', type: 'integer', value: 300 },
+  { path: '/1/0/7', type: 'string', value: 'U' },
+  { path: '/3/0/0', type: 'string', value: 'IoT Bridge' },
+  { path: '/3/0/1', type: 'string', value: 'Simulated client' },
+  { path: '/3/0/2', type: 'string', value: 'SIM-0001' },
+  { path: '/3/0/3', type: 'string', value: '1.0.0' },
+  { path: '/3/0/7/0', type: 'integer', value: 3800 },
+  { path: '/3/0/7/1', type: 'integer', value: 5000 },
+  { path: '/3/0/9', type: 'integer', value: 95 },
+  { path: '/3/0/14', type: 'string', value: '+01:00' },
+  { path: '/3303/0/5700', type: 'float', value: 21.5 },
+  { path: '/3303/0/5701', type: 'string', value: 'Cel' },
+];
+
+/** The shipped object definitions, built once for every simulated client of the process. */
+let shippedModels: ModelLookup | undefined;
+
+/** Resources that can be executed (Device: Reboot, Factory Reset). */
+const EXECUTABLE = new Set(['/3/0/4', '/3/0/5']);
+
+export class SimulatedClient {
+  readonly options: SimulatedClientOptions;
+  readonly coap: CoapEndpoint;
+  /** Values by path. */
+  readonly values = new Map<string, Lwm2mRecord>();
+  /** Executed paths with their arguments, in order. */
+  readonly executed: { path: string; args: string }[] = [];
+  /** Requests the server sent, e.g. `GET /3/0`. */
+  readonly received: string[] = [];
+  /** Notifications sent to observers, e.g. `/3303/0/5700` (the observed path). */
+  readonly notified: string[] = [];
+  /** Observe-Composite registrations: the paths each token watches. */
+  readonly #compositePaths = new Map<string, readonly string[]>();
+  readonly #models: ModelLookup;
+  /** The content format each observation asked for, by token (hex). */
+  readonly #observedFormats = new Map<string, number>();
+  #location: string | undefined;
+  readonly #transport: UdpTransport;
+  #pingId = Math.floor(Math.random() * 0xffff);
+
+  constructor(options: SimulatedClientOptions) {
+    this.options = options;
+    this.#models = shippedModels ??= new ObjectRegistry();
+    for (const record of options.values ?? DEFAULT_VALUES) this.values.set(record.path, record);
+    this.#transport = new UdpTransport({ host: options.server.address.includes(':') ? '::1' : '127.0.0.1', port: options.localPort ?? 0 });
+    this.coap = new CoapEndpoint({
+      transport: this.#transport,
+      rateLimit: false,
+      transmission: { ackTimeout: options.transmission?.ackTimeout ?? 2000, maxRetransmit: options.transmission?.maxRetransmit ?? 4 },
+    });
+    this.coap.onRequest((request) => this.#serve(request));
+  }
+
+  get registered(): boolean {
+    return this.#location !== undefined;
+  }
+
+  async start(): Promise<void> {
+    await this.coap.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.coap.stop();
+  }
+
+  /** Registers; resolves with the server's response code (2.01 on success). */
+  async register(): Promise<string> {
+    const query = [
+      `ep=${this.options.endpointName}`,
+      `lt=${this.options.lifetime ?? 300}`,
+      `lwm2m=${this.options.lwm2mVersion ?? '1.1'}`,
+      `b=${this.options.binding ?? 'U'}`,
+      ...(this.options.extraQuery ?? []),
+    ];
+    const response = await this.coap.request(this.options.server, {
+      code: '0.02',
+      options: [option(OptionNumber.UriPath, 'rd'), ...uriQueryOptions(query), option(OptionNumber.ContentFormat, CONTENT_FORMATS.linkFormat)],
+      payload: Buffer.from(encodeLinks(this.#objectLinks())),
+    });
+    if (response.code === '2.01') this.#location = `/${locationPath(response).join('/')}`;
+    return response.code;
+  }
+
+  /** Registration Update; `query` e.g. `['lt=600']`. */
+  async update(query: readonly string[] = [], withObjects = false): Promise<string> {
+    if (!this.#location) throw new Error('not registered');
+    const response = await this.coap.request(this.options.server, {
+      code: '0.02',
+      options: [...this.#locationOptions(), ...uriQueryOptions([...query]), ...(withObjects ? [option(OptionNumber.ContentFormat, CONTENT_FORMATS.linkFormat)] : [])],
+      payload: withObjects ? Buffer.from(encodeLinks(this.#objectLinks())) : Buffer.alloc(0),
+    });
+    if (response.code === '4.04') this.#location = undefined;
+    return response.code;
+  }
+
+  /** A CoAP ping (empty CON, RFC 7252 4.3) from the device's socket: what queue-mode devices send to say they are there. */
+  ping(): void {
+    this.#pingId = (this.#pingId + 1) & 0xffff;
+    this.#transport.send(encodeMessage(emptyMessage('CON', this.#pingId)), this.options.server);
+  }
+
+  async deregister(): Promise<string> {
+    if (!this.#location) throw new Error('not registered');
+    const response = await this.coap.request(this.options.server, { code: '0.04', options: this.#locationOptions() });
+    this.#location = undefined;
+    return response.code;
+  }
+
+  /** LwM2M 1.1 Send of the values at `paths` in SenML CBOR (or another format). */
+  async send(paths: readonly string[], format: number = CONTENT_FORMATS.senmlCbor): Promise<string> {
+    const records = [...this.values.values()].filter((r) => paths.some((p) => r.path === p || r.path.startsWith(`${p}/`)));
+    const response = await this.coap.request(this.options.server, {
+      code: '0.02',
+      options: [option(OptionNumber.UriPath, 'dp'), option(OptionNumber.ContentFormat, format)],
+      payload: Buffer.from(encode(format, records, { basePath: '/', models: this.#models })),
+    });
+    return response.code;
+  }
+
+  /**
+   * Sets a resource's value (its type: the current one, else from the JS value) and notifies the observers
+   * of that path or of a parent path with the values under the observed path, in the format they asked.
+   */
+  async changeValue(path: string, value: Lwm2mRecord['value']): Promise<number> {
+    const type = this.values.get(path)?.type ?? (typeof value === 'number' ? (Number.isInteger(value) ? 'integer' : 'float') : typeof value === 'boolean' ? 'boolean' : 'string');
+    this.values.set(path, { path, type, value });
+    let sent = 0;
+    for (const observer of this.coap.observers()) {
+      const composite = this.#compositePaths.get(observer.token.toString('hex'));
+      const watched = composite ?? [observer.path];
+      if (!watched.some((p) => path === p || path.startsWith(p === '/' ? '/' : `${p}/`))) continue;
+      const format = this.#observedFormats.get(observer.token.toString('hex')) ?? CONTENT_FORMATS.tlv;
+      const under = this.#valuesUnder(watched);
+      try {
+        await this.coap.notify(observer, { code: '2.05', options: [option(OptionNumber.ContentFormat, format)], payload: Buffer.from(encode(format, under, { basePath: observer.path, models: this.#models })) });
+        this.notified.push(observer.path);
+        sent++;
+      } catch {
+        // The observer went away (RST or no ACK).
+      }
+    }
+    return sent;
+  }
+
+  #valuesUnder(paths: readonly string[]): Lwm2mRecord[] {
+    return [...this.values.values()].filter((r) => paths.some((p) => p === '/' || r.path === p || r.path.startsWith(`${p}/`)));
+  }
+
+  #locationOptions() {
+    return this.#location!.split('/').filter(Boolean).map((segment) => option(OptionNumber.UriPath, segment));
+  }
+
+  #objectLinks() {
+    const instances = new Set<string>();
+    for (const path of this.values.keys()) instances.add(path.split('/').slice(0, 3).join('/'));
+    return [...instances].sort().map((target) => ({ target, attributes: [] }));
+  }
+
+  #serve(request: CoapMessage): CoapResponse {
+    const path = uriPath(request);
+    this.received.push(`${request.code} ${path}`);
+    let parsed;
+    try {
+      parsed = parsePath(path);
+    } catch {
+      return { code: '4.00' };
+    }
+    const under = [...this.values.values()].filter((r) => r.path === path || r.path.startsWith(`${path}/`));
+    switch (request.code) {
+      case '0.01': {
+        if (under.length === 0) return { code: '4.04' };
+        const wanted = accept(request) ?? CONTENT_FORMATS.tlv;
+        if (wanted === CONTENT_FORMATS.linkFormat) {
+          const targets = [...new Set(under.map((r) => r.path.split('/').slice(0, 4).join('/')))];
+          return { code: '2.05', options: [option(OptionNumber.ContentFormat, wanted)], payload: Buffer.from(encodeLinks([{ target: path, attributes: [] }, ...targets.map((target) => ({ target, attributes: [] }))])) };
+        }
+        try {
+          const payload = Buffer.from(encode(wanted, under, { basePath: path, models: this.#models }));
+          // Observe: 0 registers the server as an observer of `path` (RFC 7641); notifications use its format.
+          const observing = observe(request) === 0;
+          if (observing) this.#observedFormats.set(request.token.toString('hex'), wanted);
+          return { code: '2.05', options: [option(OptionNumber.ContentFormat, wanted)], payload, ...(observing && { observe: true }) };
+        } catch {
+          return { code: '4.06' };
+        }
+      }
+      case '0.02': {
+        if (parsed.resourceId !== undefined) {
+          if (!EXECUTABLE.has(path)) return { code: '4.05' };
+          this.executed.push({ path, args: request.payload.toString('utf8') });
+          return { code: '2.04' };
+        }
+        const records = this.#decode(request, path);
+        if (!records) return { code: '4.00' };
+        for (const record of records) this.values.set(record.path, record);
+        if (parsed.instanceId === undefined) {
+          const created = records[0] ? records[0].path.split('/').slice(0, 3) : [];
+          return { code: '2.01', options: created.slice(1).map((segment) => option(OptionNumber.LocationPath, segment)) };
+        }
+        return { code: '2.04' };
+      }
+      case '0.03': {
+        if (under.length === 0) return { code: '4.04' };
+        if (request.payload.length === 0) return { code: '2.04' }; // Write-Attributes
+        const records = this.#decode(request, path);
+        if (!records) return { code: '4.00' };
+        if (parsed.resourceId === undefined) for (const record of under) this.values.delete(record.path);
+        for (const record of records) this.values.set(record.path, record);
+        return { code: '2.04' };
+      }
+      case '0.04':
+        if (under.length === 0) return { code: '4.04' };
+        for (const record of under) this.values.delete(record.path);
+        return { code: '2.02' };
+      case '0.05': {
+        // Read-Composite: FETCH / with the paths in SenML.
+        const format = contentFormat(request);
+        if (format === undefined) return { code: '4.00' };
+        let paths: string[];
+        try {
+          paths = decodePaths(format, request.payload);
+        } catch {
+          return { code: '4.00' };
+        }
+        const found = this.#valuesUnder(paths);
+        const wanted = accept(request) ?? format;
+        // Observe-Composite: FETCH with Observe: 0; notifications carry the same paths.
+        const observing = observe(request) === 0;
+        if (observing) {
+          this.#observedFormats.set(request.token.toString('hex'), wanted);
+          this.#compositePaths.set(request.token.toString('hex'), paths);
+        }
+        return { code: '2.05', options: [option(OptionNumber.ContentFormat, wanted)], payload: Buffer.from(encode(wanted, found, { basePath: '/', models: this.#models })), ...(observing && { observe: true }) };
+      }
+      case '0.07': {
+        // Write-Composite: iPATCH / with absolute paths.
+        const records = this.#decode(request, '/');
+        if (!records) return { code: '4.00' };
+        if (records.some((r) => !this.values.has(r.path))) return { code: '4.04' };
+        for (const record of records) this.values.set(record.path, record);
+        return { code: '2.04' };
+      }
+      default:
+        return { code: '4.05' };
+    }
+  }
+
+  #decode(request: CoapMessage, path: string): Lwm2mRecord[] | undefined {
+    const format = contentFormat(request);
+    if (format === undefined) return undefined;
+    try {
+      return decode(format, request.payload, { basePath: path, models: this.#models });
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const url = new URL(process.argv[2] ?? 'coap://127.0.0.1:5683');
+  const client = new SimulatedClient({ server: { address: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 5683) }, endpointName: process.argv[3] ?? 'sim-1' });
+  await client.start();
+  console.log('register:', await client.register());
+  process.on('SIGINT', () => void client.deregister().finally(() => client.stop()));
+}
