@@ -108,7 +108,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('a CoAP ping wakes a sleeping device and does what the service\'s keep-alive mode says', async () => {
-      const seenAfter = async (mode: string) => {
+      // Waits for the mode's whole effect (the details write, the touch and the event land one after another).
+      type Outcome = { after: { lastSeenAt: string; statusDetails: Record<string, string> }; keepAliveEvents: number };
+      const seenAfter = async (mode: string, done: (outcome: Outcome, registeredAt: string) => boolean) => {
         const modeService = await createService(service, tenant.token, { name: `ka-${mode}`, type: 'lwm2m', options: { keepAliveMode: mode } });
         const endpoint = await createEndpoint(service, tenant.token, { key: `ka-${mode}`, serviceId: modeService });
         const device = await client(`ka-${mode}`, { binding: 'UQ', lwm2mVersion: '1.0' });
@@ -119,22 +121,23 @@ for (const dialect of DIALECTS) {
         await sleep(100);
         device.ping();
         assert.equal((await pending).status, 200, 'the ping woke the queue');
-        const after = await eventually(async () => {
-          const body = (await service.request('GET', `/endpoints/${endpoint.id}`, { token: tenant.token })).body;
-          return mode === 'do-nothing' || body.statusDetails.dateLastKeepAlive ? body : undefined;
+        const outcome = await eventually(async () => {
+          const after = (await service.request('GET', `/endpoints/${endpoint.id}`, { token: tenant.token })).body;
+          const events = await service.request('GET', `/history?endpoint=${endpoint.id}&type=coap-keepalive`, { token: tenant.token });
+          const found = { after, keepAliveEvents: (events.body.items as { type: string }[]).filter((e) => e.type === 'coap-keepalive').length };
+          return done(found, registered.lastSeenAt) ? found : undefined;
         });
-        const events = await service.request('GET', `/history?endpoint=${endpoint.id}&type=coap-keepalive`, { token: tenant.token });
-        return { registered, after, keepAliveEvents: (events.body.items as { type: string }[]).filter((e) => e.type === 'coap-keepalive').length };
+        return { registered, ...outcome };
       };
-      const nothing = await seenAfter('do-nothing');
+      const nothing = await seenAfter('do-nothing', () => true);
       assert.equal(nothing.after.statusDetails.dateLastKeepAlive, undefined);
-      const detail = await seenAfter('statusDetail');
+      const detail = await seenAfter('statusDetail', (o) => o.after.statusDetails.dateLastKeepAlive !== undefined);
       assert.ok(Date.parse(detail.after.statusDetails.dateLastKeepAlive) > 0);
       assert.equal(detail.after.lastSeenAt, detail.registered.lastSeenAt, 'statusDetail does not touch');
       assert.equal(detail.keepAliveEvents, 0);
-      const touch = await seenAfter('touch');
+      const touch = await seenAfter('touch', (o, registeredAt) => Date.parse(o.after.lastSeenAt) > Date.parse(registeredAt));
       assert.ok(Date.parse(touch.after.lastSeenAt) > Date.parse(touch.registered.lastSeenAt), 'touch keeps it connected');
-      const event = await seenAfter('event');
+      const event = await seenAfter('event', (o) => o.keepAliveEvents > 0);
       assert.equal(event.keepAliveEvents, 1);
     });
 
