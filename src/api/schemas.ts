@@ -1,5 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import { ERRORS, type ErrorCode } from '../errors.js';
+import { DEVICE_PASSWORD_MAX_LENGTH } from '../domain/endpoints.js';
 import { KEEP_ALIVE_MODES, SERVICE_TYPES } from '../domain/services.js';
 import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT } from '../domain/pagination.js';
 import { PASSWORD_MIN_LENGTH } from '../domain/users.js';
@@ -237,6 +238,21 @@ export const EndpointRefQuery = Type.Object({ serviceId: Type.Optional(Type.Stri
 
 export const StorageParams = Type.Object({ ...EndpointRefParams.properties, name: Type.String({ minLength: 1, maxLength: 200 }) });
 export const StoredObject = Type.Object({ name: Type.String(), value: Type.Unknown(), updatedAt: Timestamp });
+
+export const EndpointCredentials = Type.Object({
+  passwordSet: Type.Boolean({ description: 'Whether the device has a password to log in with (MQTT: username = endpoint key)' }),
+  updatedAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the password was last set; absent when none is set' })),
+});
+export const EndpointCredentialsWrite = Type.Object(
+  {
+    password: Type.String({
+      minLength: PASSWORD_MIN_LENGTH,
+      maxLength: DEVICE_PASSWORD_MAX_LENGTH,
+      description: `The device password, ${PASSWORD_MIN_LENGTH} to ${DEVICE_PASSWORD_MAX_LENGTH} characters; stored only as a hash`,
+    }),
+  },
+  { additionalProperties: false },
+);
 
 // Events
 

@@ -129,6 +129,29 @@ export class SqlEndpointStore implements EndpointStore {
     return rows.map((row) => ({ name: row.name, updatedAt: toIso(row.updated_at) }));
   }
 
+  async passwordHash(endpointId: string): Promise<{ hash: string; updatedAt: string } | undefined> {
+    const row = await this.#db
+      .selectFrom('endpoint_credentials')
+      .select(['password_hash', 'updated_at'])
+      .where('endpoint_id', '=', endpointId)
+      .executeTakeFirst();
+    return row && { hash: row.password_hash, updatedAt: toIso(row.updated_at) };
+  }
+
+  async setPasswordHash(endpointId: string, hash: string, updatedAt: string): Promise<void> {
+    const row = { endpoint_id: endpointId, password_hash: hash, updated_at: toMs(updatedAt) };
+    await this.#db
+      .insertInto('endpoint_credentials')
+      .values(row)
+      .onConflict((oc) => oc.column('endpoint_id').doUpdateSet({ password_hash: row.password_hash, updated_at: row.updated_at }))
+      .execute();
+  }
+
+  async deletePasswordHash(endpointId: string): Promise<boolean> {
+    const result = await this.#db.deleteFrom('endpoint_credentials').where('endpoint_id', '=', endpointId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
   async findDevices(serviceType: string, key: string, limit: number): Promise<Endpoint[]> {
     const rows = await this.#db
       .selectFrom('endpoints')

@@ -8,6 +8,7 @@ import { objectModels } from './migrations/0005-object-models.js';
 import { endpointPresence } from './migrations/0006-endpoint-presence.js';
 import { udpQueue } from './migrations/0008-udp-queue.js';
 import { eventCursor } from './migrations/0011-event-cursor.js';
+import { endpointCredentials } from './migrations/0012-endpoint-credentials.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -18,9 +19,9 @@ function migrations(database: Database): Record<string, Migration> {
     '0004-script-state': scriptState(database.dialect),
     '0005-object-models': objectModels(database.dialect),
     '0006-endpoint-presence': endpointPresence(database.dialect),
-    // 0007 is taken by the MQTT branch.
     '0008-udp-queue': udpQueue(database.dialect),
     '0011-event-cursor': eventCursor(database.dialect),
+    '0012-endpoint-credentials': endpointCredentials(database.dialect),
   };
 }
 

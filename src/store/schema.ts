@@ -78,6 +78,13 @@ export interface EndpointTagsTable {
   value: string;
 }
 
+/** An endpoint's device password (MQTT log-in), scrypt `hashPassword` output; never leaves the domain. */
+export interface EndpointCredentialsTable {
+  endpoint_id: string;
+  password_hash: string;
+  updated_at: number;
+}
+
 export interface EndpointStorageTable {
   endpoint_id: string;
   name: string;
@@ -172,6 +179,7 @@ export interface Schema {
   endpoints: EndpointsTable;
   endpoint_tags: EndpointTagsTable;
   endpoint_storage: EndpointStorageTable;
+  endpoint_credentials: EndpointCredentialsTable;
   events: EventsTable;
   event_cursor: EventCursorTable;
   triggers: TriggersTable;

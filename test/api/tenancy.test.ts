@@ -25,6 +25,7 @@ for (const dialect of DIALECTS) {
       const endpoint = await createEndpoint(service, b.token, { key: 'b-device', serviceId: bObjects.serviceId, tags: ['secret:b'] });
       bObjects.endpointId = endpoint.id;
       await service.request('PUT', '/endpoints/k.b-device/storage/creds', { token: b.token, body: { psk: 'b-secret' } });
+      assert.equal((await service.request('PUT', '/endpoints/k.b-device/credentials', { token: b.token, body: { password: 'b-device-secret' } })).status, 204);
       const user = await service.request('POST', '/users', { token: b.token, body: { email: 'b@example.com', password: 'b-password-1' } });
       bObjects.userId = user.body.id;
       const token = await service.request('POST', '/tokens', { token: b.token, body: { name: 'b-extra' } });
@@ -57,6 +58,12 @@ for (const dialect of DIALECTS) {
       ['GET', '/endpoints/k.b-device/storage/creds'],
       ['PUT', `/endpoints/${bObjects.endpointId}/storage/creds`, { psk: 'mine' }],
       ['DELETE', `/endpoints/${bObjects.endpointId}/storage/creds`],
+      ['GET', `/endpoints/${bObjects.endpointId}/credentials`],
+      ['GET', '/endpoints/k.b-device/credentials'],
+      ['PUT', `/endpoints/${bObjects.endpointId}/credentials`, { password: 'hijacked-password' }],
+      ['PUT', '/endpoints/k.b-device/credentials', { password: 'hijacked-password' }],
+      ['DELETE', `/endpoints/${bObjects.endpointId}/credentials`],
+      ['DELETE', '/endpoints/k.b-device/credentials'],
       ['GET', `/users/${bObjects.userId}`],
       ['PUT', `/users/${bObjects.userId}`, { password: 'hijacked-password' }],
       ['DELETE', `/users/${bObjects.userId}`],
@@ -90,7 +97,7 @@ for (const dialect of DIALECTS) {
     });
 
     it("refuses A's token acting in B or B's sub-account (403), on every route", async () => {
-      const paths = ['/services', '/endpoints', '/endpoint/count', '/accounts', '/tokens', '/users', '/auth/whoami', `/endpoints/${bObjects.endpointId}`];
+      const paths = ['/services', '/endpoints', '/endpoint/count', '/accounts', '/tokens', '/users', '/auth/whoami', `/endpoints/${bObjects.endpointId}`, `/endpoints/${bObjects.endpointId}/credentials`];
       for (const accountId of [b.accountId, bChild.accountId, 'no-such-account']) {
         for (const path of paths) {
           const response = await service.request('GET', path, { token: a.token, account: accountId });
@@ -130,6 +137,11 @@ for (const dialect of DIALECTS) {
       assert.equal(endpoint.status, 200);
       assert.deepEqual(endpoint.body.tags, ['secret:b']);
       assert.equal((await service.request('GET', '/endpoints/k.b-device/storage/creds', { token: b.token })).body.value.psk, 'b-secret');
+      assert.equal((await service.request('GET', '/endpoints/k.b-device/credentials', { token: b.token })).body.passwordSet, true);
+      const device = await service.bridge.domain.endpoints.byId(b.accountId, bObjects.endpointId ?? '');
+      assert.ok(device);
+      assert.equal(await service.bridge.domain.endpoints.verifyDevicePassword(device, 'b-device-secret'), true);
+      assert.equal(await service.bridge.domain.endpoints.verifyDevicePassword(device, 'hijacked-password'), false);
       assert.equal((await service.request('GET', `/services/${bObjects.serviceId}`, { token: b.token })).body.name, 'b-service');
       assert.equal((await service.request('GET', `/accounts/${bChild.accountId}`, { token: b.token })).body.name, 'tenant-b-child');
       assert.equal((await service.request('GET', `/tokens/${bObjects.tokenId}`, { token: b.token })).status, 200);

@@ -6,6 +6,8 @@ import { pageRequest } from '../../domain/pagination.js';
 import {
   Endpoint,
   EndpointBulkUpdate,
+  EndpointCredentials,
+  EndpointCredentialsWrite,
   EndpointFilterQuery,
   EndpointPatch,
   EndpointRefParams,
@@ -198,6 +200,55 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
     },
     async (request, reply) => {
       await endpoints.storageDelete(request.scope, request.params.ref, request.params.name, request.query.serviceId);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    '/endpoints/:ref/credentials',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Whether the device has a log-in password (MQTT) and when it was set; never the password',
+        params: EndpointRefParams,
+        querystring: EndpointRefQuery,
+        response: { 200: EndpointCredentials, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => endpoints.credentials(request.scope, request.params.ref, request.query.serviceId),
+  );
+
+  app.put(
+    '/endpoints/:ref/credentials',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Set or replace the device log-in password (MQTT: username = endpoint key); stored hashed',
+        params: EndpointRefParams,
+        querystring: EndpointRefQuery,
+        body: EndpointCredentialsWrite,
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      await endpoints.setPassword(request.scope, request.params.ref, request.body.password, request.query.serviceId);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.delete(
+    '/endpoints/:ref/credentials',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Remove the device log-in password (204 also when none was set)',
+        params: EndpointRefParams,
+        querystring: EndpointRefQuery,
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      await endpoints.deletePassword(request.scope, request.params.ref, request.query.serviceId);
       return reply.status(204).send(null);
     },
   );
