@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const latencies: number[] = [];
   let done = 0;
   let onDone: () => void = () => undefined;
-  const bridge = new IotBridge(loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: 'AT:bench-admin-token-000000000' }), pino({ level: 'warn' }), {
+  const bridge = new IotBridge(loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, mqttPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: 'AT:bench-admin-token-000000000' }), pino({ level: 'warn' }), {
     // Subscribed after the trigger engine: it sees an event once the triggers for it have finished.
     beforeBusStart: (bus) =>
       bus.subscribe(async (event) => {

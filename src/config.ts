@@ -7,16 +7,29 @@ export interface Config {
   readonly httpPort: number;
   /** Address the HTTP API binds. `IOTBRIDGE_HTTP_HOST`, default `0.0.0.0`. */
   readonly httpHost: string;
-  /** UDP device port, shared by every UDP service (IPv4 and IPv6). `IOTBRIDGE_UDP_PORT`, default 5700; 0 picks a free port. */
   /** CoAP/LwM2M UDP port. `IOTBRIDGE_COAP_PORT`, default 5683; 0 picks a free port. */
   readonly coapPort: number;
   /** Address CoAP binds. `IOTBRIDGE_COAP_HOST`, default unset: `::` dual-stack (IPv6 and IPv4). */
   readonly coapHost: string | undefined;
   /** How long an LwM2M device in queue mode counts as awake after it was heard from. `IOTBRIDGE_LWM2M_AWAKE_MS`, default 93000 (MAX_TRANSMIT_WAIT). */
   readonly lwm2mAwakeMs: number;
+  /** UDP device port, shared by every UDP service (IPv4 and IPv6). `IOTBRIDGE_UDP_PORT`, default 5700; 0 picks a free port. */
   readonly udpPort: number;
   /** TCP device port, shared by every TCP service (IPv4 and IPv6). `IOTBRIDGE_TCP_PORT`, default 5700; 0 picks a free port. */
   readonly tcpPort: number;
+  /** MQTT device port (MQTT 3.1.1 over TCP), shared by every MQTT service. `IOTBRIDGE_MQTT_PORT`, default 1883; 0 picks a free port. */
+  readonly mqttPort: number;
+  /** Address the MQTT listeners bind. `IOTBRIDGE_MQTT_HOST`, default unset: `::` dual-stack. */
+  readonly mqttHost: string | undefined;
+  /** MQTT over TLS. `IOTBRIDGE_MQTT_TLS_PORT` (8883 is usual), default unset: off. Needs the two files below. */
+  readonly mqttTlsPort: number | undefined;
+  /** PEM certificate chain and private key of the TLS listener. `IOTBRIDGE_MQTT_TLS_CERT`, `IOTBRIDGE_MQTT_TLS_KEY`. */
+  readonly mqttTlsCert: string | undefined;
+  readonly mqttTlsKey: string | undefined;
+  /** MQTT over WebSocket (path `/mqtt`). `IOTBRIDGE_MQTT_WS_PORT`, default unset: off. */
+  readonly mqttWsPort: number | undefined;
+  /** Largest MQTT packet accepted; a bigger one closes the connection before it is read. `IOTBRIDGE_MQTT_MAX_PACKET_BYTES`, default 262144. */
+  readonly mqttMaxPacketBytes: number;
   /** Directory for the embedded SQLite database and other local state. `IOTBRIDGE_DATA_DIR`, default `./data`. */
   readonly dataDir: string;
   /** A `postgres://` URL switches storage to PostgreSQL. `IOTBRIDGE_DATABASE_URL`, default unset (SQLite). */
@@ -58,6 +71,8 @@ export const DEFAULTS = {
   lwm2mAwakeMs: 93_000,
   udpPort: 5700,
   tcpPort: 5700,
+  mqttPort: 1883,
+  mqttMaxPacketBytes: 262_144,
   dataDir: './data',
   userTokenTtlSeconds: 86_400,
   tokenCacheTtlSeconds: 10,
@@ -80,6 +95,13 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   lwm2mAwakeMs: 'IOTBRIDGE_LWM2M_AWAKE_MS',
   udpPort: 'IOTBRIDGE_UDP_PORT',
   tcpPort: 'IOTBRIDGE_TCP_PORT',
+  mqttPort: 'IOTBRIDGE_MQTT_PORT',
+  mqttHost: 'IOTBRIDGE_MQTT_HOST',
+  mqttTlsPort: 'IOTBRIDGE_MQTT_TLS_PORT',
+  mqttTlsCert: 'IOTBRIDGE_MQTT_TLS_CERT',
+  mqttTlsKey: 'IOTBRIDGE_MQTT_TLS_KEY',
+  mqttWsPort: 'IOTBRIDGE_MQTT_WS_PORT',
+  mqttMaxPacketBytes: 'IOTBRIDGE_MQTT_MAX_PACKET_BYTES',
   dataDir: 'IOTBRIDGE_DATA_DIR',
   databaseUrl: 'IOTBRIDGE_DATABASE_URL',
   adminToken: 'IOTBRIDGE_ADMIN_TOKEN',
@@ -133,6 +155,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     lwm2mAwakeMs: positiveInt(merged, 'lwm2mAwakeMs'),
     udpPort: port(merged, 'udpPort'),
     tcpPort: port(merged, 'tcpPort'),
+    mqttPort: port(merged, 'mqttPort'),
+    mqttHost: optionalString(merged, 'mqttHost'),
+    ...mqttTls(merged),
+    mqttWsPort: optionalPort(merged, 'mqttWsPort'),
+    mqttMaxPacketBytes: integer(merged, 'mqttMaxPacketBytes', 64, 256 * 1024 * 1024 - 1),
     dataDir: path.resolve(optionalString(merged, 'dataDir') ?? DEFAULTS.dataDir),
     databaseUrl,
     adminToken,
@@ -181,6 +208,19 @@ function integer(source: Source, field: keyof Config, min: number, max: number):
     throw new ConfigError(`${ENV_NAMES[field]} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+function optionalPort(source: Source, field: keyof Config): number | undefined {
+  return optionalString(source, field) === undefined ? undefined : port(source, field);
+}
+
+/** The TLS listener needs a port, a certificate and a key: all three or none. */
+function mqttTls(source: Source): Pick<Config, 'mqttTlsPort' | 'mqttTlsCert' | 'mqttTlsKey'> {
+  const tls = { mqttTlsPort: optionalPort(source, 'mqttTlsPort'), mqttTlsCert: optionalString(source, 'mqttTlsCert'), mqttTlsKey: optionalString(source, 'mqttTlsKey') };
+  if (tls.mqttTlsPort !== undefined && (tls.mqttTlsCert === undefined || tls.mqttTlsKey === undefined)) {
+    throw new ConfigError(`${ENV_NAMES.mqttTlsPort} needs ${ENV_NAMES.mqttTlsCert} and ${ENV_NAMES.mqttTlsKey} (PEM files)`);
+  }
+  return tls;
 }
 
 const port = (source: Source, field: keyof Config) => integer(source, field, 0, 65_535);

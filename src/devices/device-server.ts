@@ -8,6 +8,7 @@ import type { Database } from '../store/database.js';
 import type { RunResult } from '../triggers/sandbox/protocol.js';
 import type { ScriptRun } from '../triggers/sandbox/worker-pool.js';
 import type { LoraChannel } from '../lora/lora-channel.js';
+import type { MqttChannel } from '../mqtt/mqtt-server.js';
 import type { TcpChannel } from '../tcp/tcp-server.js';
 import type { UdpChannel } from '../udp/udp-server.js';
 import type { DevicePresence } from './presence.js';
@@ -57,4 +58,5 @@ export interface DeviceChannels {
   lora?: LoraChannel;
   lwm2m?: DeviceManagement;
   coap?: CoapChannel;
+  mqtt?: MqttChannel;
 }

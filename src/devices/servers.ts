@@ -1,5 +1,6 @@
 import { LoraService } from '../lora/lora-channel.js';
 import { lwm2mServer } from '../lwm2m/index.js';
+import { MqttServer } from '../mqtt/mqtt-server.js';
 import { TcpServer } from '../tcp/tcp-server.js';
 import { UdpServer } from '../udp/udp-server.js';
 import type { DeviceServer, DeviceServerContext } from './device-server.js';
@@ -11,5 +12,6 @@ export function deviceServers(context: DeviceServerContext): DeviceServer[] {
     new TcpServer(context),
     new LoraService(context),
     lwm2mServer(context),
+    new MqttServer(context),
   ];
 }

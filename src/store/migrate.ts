@@ -9,6 +9,7 @@ import { endpointPresence } from './migrations/0006-endpoint-presence.js';
 import { udpQueue } from './migrations/0008-udp-queue.js';
 import { eventCursor } from './migrations/0011-event-cursor.js';
 import { endpointCredentials } from './migrations/0012-endpoint-credentials.js';
+import { mqttSessions } from './migrations/0013-mqtt-sessions.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -22,6 +23,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0008-udp-queue': udpQueue(database.dialect),
     '0011-event-cursor': eventCursor(database.dialect),
     '0012-endpoint-credentials': endpointCredentials(database.dialect),
+    '0013-mqtt-sessions': mqttSessions(database.dialect),
   };
 }
 

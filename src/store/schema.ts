@@ -171,6 +171,37 @@ export interface UdpQueueTable {
   expires_at: number;
 }
 
+export interface MqttRetainedTable {
+  service_id: string;
+  topic: string;
+  /** JSON of the stored packet (payload base64), see src/mqtt/session-store.ts. */
+  packet: string;
+}
+
+export interface MqttSubscriptionsTable {
+  service_id: string;
+  client_id: string;
+  topic: string;
+  qos: number;
+}
+
+export interface MqttOutgoingTable {
+  seq: Generated<number>;
+  service_id: string;
+  client_id: string;
+  broker_id: string;
+  broker_counter: number;
+  message_id: number | null;
+  packet: string;
+}
+
+export interface MqttIncomingTable {
+  service_id: string;
+  client_id: string;
+  message_id: number;
+  packet: string;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -187,6 +218,10 @@ export interface Schema {
   script_queues: ScriptQueuesTable;
   object_models: ObjectModelsTable;
   udp_queue: UdpQueueTable;
+  mqtt_retained: MqttRetainedTable;
+  mqtt_subscriptions: MqttSubscriptionsTable;
+  mqtt_outgoing: MqttOutgoingTable;
+  mqtt_incoming: MqttIncomingTable;
 }
 
 export function toJson(value: unknown): string {

@@ -1,11 +1,12 @@
 import net from 'node:net';
 import type { Logger } from 'pino';
-import { ConfigError, ENV_NAMES } from '../config.js';
+import { ENV_NAMES } from '../config.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import type { Scope } from '../domain/scope.js';
 import { AppError } from '../errors.js';
 import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
 import { decodeKey, splitKey } from '../devices/device-keys.js';
+import { listenStream } from '../devices/listen.js';
 import { matchDevice, provisioningCandidate } from '../devices/device-match.js';
 import { payloadFields, remoteAddress } from '../devices/payload.js';
 import { ServiceDirectory, type Configured } from '../devices/service-directory.js';
@@ -67,9 +68,9 @@ export class TcpServer implements DeviceServer, TcpChannel {
   async start(): Promise<Record<string, number>> {
     const server = net.createServer((socket) => this.#accept(socket));
     server.on('error', (error) => this.#logger.error({ err: error }, 'TCP server error'));
-    await listen(server, this.#context.config.tcpPort);
+    const port = await listenStream(server, this.#context.config.tcpPort, undefined, { label: 'TCP', envName: ENV_NAMES.tcpPort });
     this.#server = server;
-    return { tcp: (server.address() as net.AddressInfo).port };
+    return { tcp: port };
   }
 
   async stop(): Promise<void> {
@@ -243,37 +244,4 @@ export class TcpServer implements DeviceServer, TcpChannel {
     this.#logger.info({ remoteAddr: connection.remoteAddr, endpointId: connection.device?.endpoint.id, reason, ...detail }, `TCP connection closed: ${reason}`);
     connection.socket.destroy();
   }
-}
-
-/** Listens dual-stack on `::`, or IPv4 only where the host has no IPv6. A taken port stops the service. */
-async function listen(server: net.Server, port: number): Promise<void> {
-  try {
-    await listenOn(server, '::', port);
-    return;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw portError(error, port);
-  }
-  try {
-    await listenOn(server, '0.0.0.0', port);
-  } catch (error) {
-    throw portError(error, port);
-  }
-}
-
-function listenOn(server: net.Server, host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port, host, ipv6Only: false, exclusive: true }, () => {
-      server.removeListener('error', reject);
-      resolve();
-    });
-  });
-}
-
-function portError(error: unknown, port: number): unknown {
-  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-    return new ConfigError(`TCP port ${port} is already in use: set ${ENV_NAMES.tcpPort} to a free port (0 picks one)`);
-  }
-  return error;
 }

@@ -81,7 +81,7 @@ export async function startService(dialect: Dialect['name'], overrides: Partial<
     databaseUrl = url.toString();
     dropDatabase = () => adminQuery(`drop database if exists ${name} with (force)`);
   }
-  const config = loadConfig({}, { httpPort: 0, httpHost: '127.0.0.1', udpPort: 0, tcpPort: 0, coapPort: 0, dataDir, databaseUrl, adminToken: ADMIN_TOKEN, ...overrides });
+  const config = loadConfig({}, { httpPort: 0, httpHost: '127.0.0.1', udpPort: 0, tcpPort: 0, coapPort: 0, mqttPort: 0, dataDir, databaseUrl, adminToken: ADMIN_TOKEN, ...overrides });
   const cleanUp = async () => {
     await rm(dataDir, { recursive: true, force: true });
     await dropDatabase();

@@ -9,6 +9,7 @@ import { execNamespace } from './exec.js';
 import { historyNamespace } from './history.js';
 import { loraNamespace } from './lora.js';
 import { lwm2mNamespace } from './lwm2m.js';
+import { mqttNamespace } from './mqtt.js';
 import type { Namespace } from './namespace.js';
 import { queueNamespace } from './queue.js';
 import { tcpNamespace } from './tcp.js';
@@ -32,4 +33,5 @@ export const SERVICE_NAMESPACES: readonly Namespace[] = [
   loraNamespace,
   coapNamespace,
   lwm2mNamespace,
+  mqttNamespace,
 ];

@@ -1,0 +1,163 @@
+import type { Aedes, AedesPublishPacket, Client, Subscription } from 'aedes';
+import type { AedesPacket } from 'aedes-packet';
+import MemoryPersistence from 'aedes-persistence/asyncPersistence.js';
+import type { Logger } from 'pino';
+import type { MqttSessionStore, StoredPacket } from './session-store.js';
+
+/** Messages held for one offline persistent session at most; newer ones are dropped (as Mosquitto's max_queued_messages). */
+export const MAX_QUEUED_PER_SESSION = 1000;
+
+type ClientRef = Pick<Client, 'id'> & { clean?: boolean };
+
+/**
+ * aedes' in-memory persistence (it does the matching, ordering and packet-id bookkeeping) with every change
+ * that must outlive the process written through to the database first: retained messages, and for
+ * persistent sessions (clean session 0) their subscriptions, queued QoS 1/2 messages and unreleased
+ * QoS 2 messages. Each write is awaited, so what the broker acknowledges is stored. At start the stored
+ * state is replayed into memory.
+ */
+export class DurablePersistence extends MemoryPersistence {
+  readonly #store: MqttSessionStore;
+  readonly #serviceId: string;
+  readonly #logger: Logger;
+  /** Client ids of persistent sessions: only their state is written. */
+  readonly #durable = new Set<string>();
+  /** Messages queued per session (in memory and, for persistent ones, stored). */
+  readonly #queued = new Map<string, number>();
+
+  constructor(store: MqttSessionStore, serviceId: string, logger: Logger) {
+    super();
+    this.#store = store;
+    this.#serviceId = serviceId;
+    this.#logger = logger;
+  }
+
+  override async setup(broker: Aedes): Promise<void> {
+    await super.setup(broker);
+    const snapshot = await this.#store.load(this.#serviceId);
+    for (const packet of snapshot.retained) await super.storeRetained(asAedesPacket(packet));
+    for (const [clientId, subscriptions] of snapshot.subscriptions) {
+      this.#durable.add(clientId);
+      await super.addSubscriptions(asClient(clientId), subscriptions.map((s) => ({ topic: s.topic, qos: s.qos })));
+    }
+    for (const [clientId, packets] of snapshot.outgoing) {
+      this.#durable.add(clientId);
+      for (const packet of packets) await super.outgoingEnqueue({ clientId }, asAedesPacket(packet));
+      this.#queued.set(clientId, packets.length);
+    }
+    for (const [clientId, packets] of snapshot.incoming) {
+      for (const packet of packets) await super.incomingStorePacket(asClient(clientId), asAedesPacket(packet));
+    }
+  }
+
+  /** Whether the session of `clientId` is kept across restarts. */
+  isDurable(clientId: string): boolean {
+    return this.#durable.has(clientId);
+  }
+
+  override async storeRetained(packet: AedesPacket): Promise<void> {
+    const { payload, topic } = packet as AedesPublishPacket;
+    if (payload.length === 0) await this.#store.deleteRetained(this.#serviceId, topic);
+    else await this.#store.putRetained(this.#serviceId, fromAedesPacket(packet));
+    await super.storeRetained(packet);
+  }
+
+  override async addSubscriptions(client: Client, subs: Subscription[]): Promise<void> {
+    if (!client.clean) {
+      this.#durable.add(client.id);
+      await this.#store.addSubscriptions(this.#serviceId, client.id, subs.map((s) => ({ topic: s.topic, qos: s.qos })));
+    }
+    await super.addSubscriptions(client, subs);
+  }
+
+  override async removeSubscriptions(client: Client, topics: string[]): Promise<void> {
+    if (this.#durable.has(client.id)) await this.#store.removeSubscriptions(this.#serviceId, client.id, topics);
+    await super.removeSubscriptions(client, topics);
+  }
+
+  /** A clean session starts (or a persistent one is given up): nothing of it is kept. */
+  override async cleanSubscriptions(client: Client): Promise<void> {
+    if (this.#durable.delete(client.id)) await this.#store.deleteSession(this.#serviceId, client.id);
+    this.#queued.delete(client.id);
+    await super.cleanSubscriptions(client);
+  }
+
+  override async outgoingEnqueue(sub: { clientId: string }, packet: AedesPacket): Promise<void> {
+    await this.outgoingEnqueueCombi([sub], packet);
+  }
+
+  override async outgoingEnqueueCombi(subs: { clientId: string }[], packet: AedesPacket): Promise<void> {
+    const accepted = subs.filter((sub) => {
+      const queued = this.#queued.get(sub.clientId) ?? 0;
+      if (queued < MAX_QUEUED_PER_SESSION) return true;
+      this.#logger.warn({ clientId: sub.clientId, topic: (packet as AedesPublishPacket).topic, queued }, 'MQTT session queue full: message dropped for this session');
+      return false;
+    });
+    const durable = accepted.filter((sub) => this.#durable.has(sub.clientId)).map((sub) => sub.clientId);
+    if (durable.length > 0) {
+      await this.#store.enqueue(this.#serviceId, durable, { ...fromAedesPacket(packet), brokerId: packet.brokerId, brokerCounter: packet.brokerCounter });
+    }
+    for (const sub of accepted) this.#queued.set(sub.clientId, (this.#queued.get(sub.clientId) ?? 0) + 1);
+    await super.outgoingEnqueueCombi(accepted, packet);
+  }
+
+  override async outgoingUpdate(client: Client, packet: AedesPacket): Promise<void> {
+    await super.outgoingUpdate(client, packet);
+    if (this.#durable.has(client.id) && packet.messageId !== undefined) {
+      await this.#store.setMessageId(this.#serviceId, client.id, packet.brokerId, packet.brokerCounter, packet.messageId);
+    }
+  }
+
+  override async outgoingClearMessageId(client: Client, packet: AedesPacket): Promise<AedesPacket> {
+    const removed = await super.outgoingClearMessageId(client, packet);
+    // The in-memory persistence answers undefined when the id is unknown (a duplicate PUBACK).
+    if ((removed as AedesPacket | undefined) === undefined) return removed;
+    this.#queued.set(client.id, Math.max(0, (this.#queued.get(client.id) ?? 1) - 1));
+    if (this.#durable.has(client.id)) await this.#store.dequeue(this.#serviceId, client.id, removed.brokerId, removed.brokerCounter);
+    return removed;
+  }
+
+  override async incomingStorePacket(client: Client, packet: AedesPacket): Promise<void> {
+    if (!client.clean && packet.messageId !== undefined) {
+      await this.#store.putIncoming(this.#serviceId, client.id, { ...fromAedesPacket(packet), messageId: packet.messageId });
+    }
+    await super.incomingStorePacket(client, packet);
+  }
+
+  override async incomingDelPacket(client: Client, packet: AedesPacket): Promise<void> {
+    await super.incomingDelPacket(client, packet);
+    if (!client.clean) await this.#store.deleteIncoming(this.#serviceId, client.id, packet.messageId);
+  }
+
+  override async cleanIncoming(client: Client): Promise<void> {
+    await super.cleanIncoming(client);
+    if (!client.clean) await this.#store.deleteIncoming(this.#serviceId, client.id);
+  }
+
+  /** Whether a QoS 2 message with this packet id was received and not yet released (a resend). */
+  async hasIncoming(client: Client, packet: AedesPacket): Promise<boolean> {
+    return super.incomingGetPacket(client, packet).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** Adds a subscription to a session whose device is offline (the `mqtt.subscribe` namespace function). */
+  async subscribeOffline(clientId: string, subscription: { topic: string; qos: 0 | 1 | 2 }): Promise<void> {
+    await this.addSubscriptions(asClient(clientId, false), [subscription]);
+  }
+}
+
+function asClient(id: string, clean = false): Client {
+  const client: ClientRef = { id, clean };
+  return client as Client;
+}
+
+function asAedesPacket(packet: StoredPacket): AedesPacket {
+  return { cmd: 'publish', dup: false, ...packet } as AedesPacket;
+}
+
+function fromAedesPacket(aedesPacket: AedesPacket): StoredPacket {
+  const packet = aedesPacket as AedesPublishPacket;
+  return { topic: packet.topic, payload: Buffer.from(packet.payload), qos: packet.qos, retain: packet.retain, dup: packet.dup };
+}

@@ -1,0 +1,365 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
+import { Aedes, type AedesPublishPacket, type Client } from 'aedes';
+import { generate, parser, type IConnectPacket } from 'mqtt-packet';
+import type { Logger } from 'pino';
+import { createWebSocketStream, WebSocketServer } from 'ws';
+import { ENV_NAMES } from '../config.js';
+import type { Endpoint } from '../domain/endpoints.js';
+import type { Scope } from '../domain/scope.js';
+import { AppError } from '../errors.js';
+import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
+import { listenStream } from '../devices/listen.js';
+import { payloadFields, remoteAddress } from '../devices/payload.js';
+import { ServiceDirectory, type Configured } from '../devices/service-directory.js';
+import { DurablePersistence } from './durable-persistence.js';
+import { mqttOptions, type MqttOptions } from './mqtt-options.js';
+import { PacketGuard } from './packet-guard.js';
+import { MqttSessionStore } from './session-store.js';
+import { mayPublish, maySubscribe, spaceFilter, topicSpace, type TopicSpace } from './topic-space.js';
+
+/** The events device activity becomes (SPEC "Events"). */
+export const MQTT_PUBLISH_EVENT = 'mqtt-publish';
+export const MQTT_SUBSCRIBE_EVENT = 'mqtt-subscribe';
+export const MQTT_UNSUBSCRIBE_EVENT = 'mqtt-unsubscribe';
+
+/** CONNECT must arrive this long after the connection opens. */
+const CONNECT_TIMEOUT_MS = 30_000;
+/** `lastSeenAt` of a connected device is written at most this often while it publishes. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+/** CONNACK return codes of MQTT 3.1.1 (3.2.2.3). */
+const CONNACK = { unacceptableProtocol: 1, identifierRejected: 2, serverUnavailable: 3, badCredentials: 4, notAuthorized: 5 } as const;
+
+type MqttService = Configured<MqttOptions>;
+type QoS = 0 | 1 | 2;
+
+/** A device that passed log-in: what its connection may do. */
+interface Login {
+  readonly endpoint: Endpoint;
+  readonly target: MqttService;
+  readonly space: TopicSpace;
+  readonly remoteAddr: string;
+  /** The client id the device sent; the broker knows the session by the endpoint id instead. */
+  readonly clientId: string;
+}
+
+interface Session {
+  readonly login: Login;
+  readonly client: Client;
+  endpoint: Endpoint;
+  touchedAt: number;
+}
+
+interface ServiceBroker {
+  readonly broker: Aedes;
+  readonly persistence: DurablePersistence;
+}
+
+/** What scripts reach through `context.devices.mqtt` (`mqtt.publish`, `mqtt.subscribe`). Tenancy: `scope` must own the endpoint. */
+export interface MqttChannel {
+  /** Publishes into the device's topic space of its service's broker (delivered now, or queued for a persistent session). */
+  publish(scope: Scope, ref: string, message: { topic: string; payload: Buffer; qos: QoS; retain: boolean }): Promise<{ topic: string; qos: QoS; retain: boolean; bytes: number; connected: boolean }>;
+  /** Subscribes the device's session to `topic` (in its space) as if the device had. */
+  subscribe(scope: Scope, ref: string, topic: string, qos: QoS): Promise<{ topic: string; qos: QoS; connected: boolean }>;
+}
+
+/**
+ * The MQTT device ports (TCP, and optionally TLS and WebSocket), shared by every MQTT service. Each service
+ * is its own aedes broker (its own topic tree, sessions and retained messages), so devices of different
+ * services or accounts can never meet. A connection's CONNECT is read first (PacketGuard): the username is
+ * the endpoint key, the password the one set through `PUT /endpoints/{ref}/credentials`; only then is the
+ * connection handed to the broker of the device's service, where it may publish and subscribe inside its
+ * topic space only.
+ */
+export class MqttServer implements DeviceServer, MqttChannel {
+  readonly name = 'mqtt';
+  readonly #context: DeviceServerContext;
+  readonly #logger: Logger;
+  readonly #directory: ServiceDirectory<MqttOptions>;
+  readonly #store: MqttSessionStore;
+  readonly #brokers = new Map<string, Promise<ServiceBroker>>();
+  /** Connected devices by endpoint id (= the broker's client id). */
+  readonly #sessions = new Map<string, Session>();
+  readonly #logins = new WeakMap<Client, Login>();
+  /** Logins waiting for their broker's preConnect, by the connection they came on. */
+  readonly #pending = new WeakMap<Duplex, Login>();
+  readonly #connections = new Set<PacketGuard>();
+  /** Presence updates of one device run in order (a reconnect's on-connect after the old on-disconnect). */
+  readonly #work = new Map<string, Promise<void>>();
+  readonly #servers: net.Server[] = [];
+  #stopping = false;
+
+  constructor(context: DeviceServerContext) {
+    this.#context = context;
+    this.#logger = context.logger.child({ server: 'mqtt' });
+    context.domain.services.checkOptions('mqtt', (options) => void mqttOptions(options));
+    this.#directory = new ServiceDirectory(context.domain.services, 'mqtt', (service) => mqttOptions(service.options), this.#logger);
+    this.#store = new MqttSessionStore(context.database.db);
+    context.channels.mqtt = this;
+  }
+
+  async start(): Promise<Record<string, number>> {
+    const { config } = this.#context;
+    const ports: Record<string, number> = {};
+    const tcp = net.createServer((socket) => this.#accept(socket, socket));
+    ports.mqtt = await this.#listen(tcp, config.mqttPort, { label: 'MQTT', envName: ENV_NAMES.mqttPort });
+    if (config.mqttTlsPort !== undefined) {
+      const secure = tls.createServer({ cert: readFileSync(config.mqttTlsCert!), key: readFileSync(config.mqttTlsKey!) }, (socket) => this.#accept(socket, socket));
+      secure.on('tlsClientError', (error) => this.#logger.debug({ err: error }, 'MQTT TLS handshake failed'));
+      ports.mqttTls = await this.#listen(secure, config.mqttTlsPort, { label: 'MQTT TLS', envName: ENV_NAMES.mqttTlsPort });
+    }
+    if (config.mqttWsPort !== undefined) {
+      const web = http.createServer((_request, response) => response.writeHead(426, { 'content-type': 'text/plain' }).end('MQTT over WebSocket: connect to /mqtt\n'));
+      const sockets = new WebSocketServer({ server: web, path: '/mqtt', maxPayload: config.mqttMaxPacketBytes + 5, handleProtocols: (offered) => [...offered].find((p) => p.startsWith('mqtt')) ?? false });
+      sockets.on('connection', (socket, request) => {
+        const stream = createWebSocketStream(socket);
+        stream.on('error', (error) => this.#logger.debug({ err: error }, 'MQTT WebSocket error'));
+        this.#accept(stream, request.socket);
+      });
+      ports.mqttWs = await this.#listen(web, config.mqttWsPort, { label: 'MQTT WebSocket', envName: ENV_NAMES.mqttWsPort });
+    }
+    return ports;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    const closed = this.#servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+    for (const connection of this.#connections) connection.destroy();
+    const brokers = await Promise.allSettled(this.#brokers.values());
+    for (const result of brokers) {
+      if (result.status === 'fulfilled') await new Promise<void>((resolve) => result.value.broker.close(() => resolve()));
+    }
+    await Promise.all(this.#work.values());
+    await Promise.all(closed);
+  }
+
+  async publish(scope: Scope, ref: string, message: { topic: string; payload: Buffer; qos: QoS; retain: boolean }) {
+    const { endpoint, target, space } = await this.#deviceOf(scope, ref);
+    if (message.topic === '' || /[+#]/.test(message.topic) || message.topic.includes('\0') || !mayPublish(space, message.topic)) {
+      throw new AppError('IOTB_REQUEST_VALIDATION', `The topic must be a topic name in the device's topic space ${spaceFilter(space)}`, { topic: message.topic });
+    }
+    const { broker } = await this.#broker(target);
+    await new Promise<void>((resolve, reject) => {
+      broker.publish({ cmd: 'publish', topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain, dup: false }, (error) => (error ? reject(error) : resolve()));
+    });
+    return { ...message, payload: undefined, bytes: message.payload.length, connected: this.#sessions.has(endpoint.id) };
+  }
+
+  async subscribe(scope: Scope, ref: string, topic: string, qos: QoS) {
+    const { endpoint, target, space } = await this.#deviceOf(scope, ref);
+    if (topic === '' || !maySubscribe(space, topic)) {
+      throw new AppError('IOTB_REQUEST_VALIDATION', `The topic filter must lie in the device's topic space ${spaceFilter(space)}`, { topic });
+    }
+    const session = this.#sessions.get(endpoint.id);
+    if (session) {
+      await new Promise<void>((resolve, reject) => session.client.subscribe({ topic, qos }, (error) => (error ? reject(error) : resolve())));
+    } else {
+      const { persistence } = await this.#broker(target);
+      await persistence.subscribeOffline(endpoint.id, { topic, qos });
+    }
+    return { topic, qos, connected: session !== undefined };
+  }
+
+  async #deviceOf(scope: Scope, ref: string): Promise<{ endpoint: Endpoint; target: MqttService; space: TopicSpace }> {
+    const endpoint = await this.#context.domain.endpoints.get(scope, ref);
+    const target = await this.#directory.get(endpoint.serviceId);
+    if (!target) throw new AppError('IOTB_DEVICE_WRONG_PROTOCOL', 'The endpoint does not belong to an MQTT service');
+    const space = topicSpace(target.options.topicPattern, endpoint.key);
+    if (!space) throw new AppError('IOTB_REQUEST_VALIDATION', 'The endpoint key cannot name an MQTT topic level (it has /, +, # or starts with $)');
+    return { endpoint, target, space };
+  }
+
+  async #listen(server: net.Server, port: number, name: { label: string; envName: string }): Promise<number> {
+    server.on('error', (error) => this.#logger.error({ err: error }, `${name.label} server error`));
+    const bound = await listenStream(server, port, this.#context.config.mqttHost, name);
+    this.#servers.push(server);
+    return bound;
+  }
+
+  /** A new connection: reads its CONNECT, logs the device in, and hands the connection to its service's broker. */
+  #accept(stream: Duplex, socket: net.Socket): void {
+    const { remoteAddr } = remoteAddress(socket.remoteAddress ?? '', socket.remotePort ?? 0);
+    if (socket instanceof net.Socket) socket.setNoDelay(true);
+    const guard = new PacketGuard(stream, this.#context.config.mqttMaxPacketBytes);
+    this.#connections.add(guard);
+    guard.on('close', () => this.#connections.delete(guard));
+    guard.on('error', (error) => this.#logger.info({ remoteAddr, reason: error.message }, `MQTT connection closed: ${error.message}`));
+    const timer = setTimeout(() => guard.destroy(new Error(`no CONNECT within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
+    guard
+      .firstPacket()
+      .then(async (bytes) => {
+        clearTimeout(timer);
+        if (bytes === undefined || this.#stopping) return;
+        const connect = parseConnect(bytes);
+        if (!connect) return void guard.destroy(new Error('malformed CONNECT'));
+        const decision = await this.#login(connect, remoteAddr);
+        if (typeof decision === 'number') return refuse(guard, decision);
+        const { broker } = await this.#broker(decision.target);
+        if (guard.destroyed) return;
+        this.#pending.set(guard, decision);
+        broker.handle(guard);
+        guard.release();
+      })
+      .catch((error: unknown) => {
+        this.#logger.error({ err: error, remoteAddr }, 'MQTT log-in failed; closing the connection');
+        refuse(guard, CONNACK.serverUnavailable);
+      });
+  }
+
+  /** The device a CONNECT names, or the CONNACK code that refuses it (docs/mqtt.md "Logging in"). */
+  async #login(connect: IConnectPacket, remoteAddr: string): Promise<Login | number> {
+    const refused = (code: number, reason: string, detail: Record<string, unknown> = {}) => {
+      this.#logger.info({ remoteAddr, username: connect.username, clientId: connect.clientId, code, ...detail }, `MQTT log-in refused: ${reason}`);
+      return code;
+    };
+    if (connect.protocolVersion !== 3 && connect.protocolVersion !== 4) return refused(CONNACK.unacceptableProtocol, `protocol level ${String(connect.protocolVersion)} (MQTT 3.1 and 3.1.1 are served)`);
+    if (connect.clientId === '' && connect.clean === false) return refused(CONNACK.identifierRejected, 'an empty client id needs a clean session');
+    const password = connect.password;
+    if (connect.username === undefined || connect.username === '' || password === undefined) return refused(CONNACK.badCredentials, 'no username or password');
+    const matches: Endpoint[] = [];
+    for (const candidate of await this.#context.presence.findDevices('mqtt', connect.username)) {
+      if (await this.#context.domain.endpoints.verifyDevicePassword(candidate, password.toString('utf8'))) matches.push(candidate);
+    }
+    if (matches.length === 0) return refused(CONNACK.badCredentials, 'unknown endpoint key or wrong password');
+    if (matches.length > 1) return refused(CONNACK.notAuthorized, 'several endpoints share this key and password', { endpointIds: matches.map((e) => e.id) });
+    const endpoint = matches[0]!;
+    const target = await this.#directory.get(endpoint.serviceId);
+    if (!target) return refused(CONNACK.serverUnavailable, 'the service has unusable options', { serviceId: endpoint.serviceId });
+    const wanted = endpoint.parameters.client_id;
+    if (typeof wanted === 'string' && wanted !== '' && connect.clientId !== wanted) return refused(CONNACK.identifierRejected, "the client id is not the endpoint's client_id parameter", { endpointId: endpoint.id });
+    const space = topicSpace(target.options.topicPattern, endpoint.key);
+    if (!space) return refused(CONNACK.notAuthorized, 'the endpoint key cannot name a topic level', { endpointId: endpoint.id });
+    if (connect.will && !mayPublish(space, connect.will.topic)) return refused(CONNACK.notAuthorized, 'the will topic is outside the topic space', { endpointId: endpoint.id, topic: connect.will.topic });
+    return { endpoint, target, space, remoteAddr, clientId: connect.clientId };
+  }
+
+  /** The broker of a service, created (and its stored sessions restored) on first use. */
+  #broker(target: MqttService): Promise<ServiceBroker> {
+    const existing = this.#brokers.get(target.service.id);
+    if (existing) return existing;
+    const created = this.#createBroker(target);
+    this.#brokers.set(target.service.id, created);
+    created.catch(() => this.#brokers.delete(target.service.id));
+    return created;
+  }
+
+  async #createBroker(target: MqttService): Promise<ServiceBroker> {
+    const logger = this.#logger.child({ serviceId: target.service.id });
+    const persistence = new DurablePersistence(this.#store, target.service.id, logger);
+    const broker = await Aedes.createBroker({
+      persistence,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      drainTimeout: 30_000,
+      // MQTT 3.1 capped client ids at 23 characters; ids here only have to match client_id parameters.
+      maxClientsIdLength: 256,
+      preConnect: (client, packet, callback) => {
+        const login = this.#pending.get(client.conn);
+        if (!login) return callback(null, false);
+        this.#logins.set(client, login);
+        // The session is the endpoint's: another client id cannot take it over, and ids need not be unique.
+        packet.clientId = login.endpoint.id;
+        callback(null, true);
+      },
+      // Runs before aedes answers PUBACK/PUBREC, so the event is durable before the device hears it was received.
+      authorizePublish: (client, packet, callback) => {
+        const login = client ? this.#logins.get(client) : undefined;
+        // Without a client it is the broker publishing a will it checked at log-in.
+        if (!client) return callback(null);
+        if (!login || !mayPublish(login.space, packet.topic)) return callback(new Error(`publish outside the topic space: ${packet.topic}`));
+        this.#published(persistence, packet as AedesPublishPacket, client).then(() => callback(null), callback);
+      },
+      authorizeSubscribe: (client, subscription, callback) => {
+        const login = this.#logins.get(client);
+        if (login && maySubscribe(login.space, subscription.topic)) return callback(null, subscription);
+        this.#logger.info({ endpointId: login?.endpoint.id, topic: subscription.topic }, 'MQTT subscription outside the topic space refused');
+        callback(null, null);
+      },
+    });
+    broker.on('clientReady', (client) => this.#ready(client));
+    broker.on('clientDisconnect', (client) => this.#gone(client));
+    broker.on('subscribe', (subscriptions, client) => this.#subscriptionEvent(client, MQTT_SUBSCRIBE_EVENT, subscriptions.filter((s) => (s.qos as number) !== 128).map((s) => ({ topic: s.topic, qos: s.qos }))));
+    broker.on('unsubscribe', (topics, client) => this.#subscriptionEvent(client, MQTT_UNSUBSCRIBE_EVENT, topics.map((topic) => ({ topic }))));
+    broker.on('clientError', (client, error) => logger.debug({ err: error, endpointId: this.#logins.get(client)?.endpoint.id }, 'MQTT client error'));
+    broker.on('connectionError', (_client, error) => logger.debug({ err: error }, 'MQTT connection error'));
+    return { broker, persistence };
+  }
+
+  /** A device publication: an `mqtt-publish` event (once per QoS 2 message, however often it is resent). */
+  async #published(persistence: DurablePersistence, packet: AedesPublishPacket, client: Client): Promise<void> {
+    const session = this.#sessions.get(client.id);
+    if (!session || session.client !== client) return;
+    if (packet.qos === 2 && (await persistence.hasIncoming(client, packet))) return;
+    if (Date.now() - session.touchedAt > TOUCH_INTERVAL_MS) {
+      session.touchedAt = Date.now();
+      session.endpoint = await this.#context.presence.seen(session.endpoint);
+    }
+    await this.#context.presence.emit(session.endpoint, MQTT_PUBLISH_EVENT, {
+      topic: packet.topic,
+      ...payloadFields(Buffer.from(packet.payload)),
+      qos: packet.qos,
+      retain: packet.retain,
+      clientId: session.login.clientId,
+    });
+  }
+
+  #ready(client: Client): void {
+    const login = this.#logins.get(client);
+    if (!login) return;
+    const session: Session = { login, client, endpoint: login.endpoint, touchedAt: Date.now() };
+    this.#sessions.set(client.id, session);
+    this.#serially(client.id, async () => {
+      const details = { clientId: login.clientId, cleanSession: client.clean, protocolVersion: client.version, serviceId: login.target.service.id };
+      session.endpoint = await this.#context.presence.connected(session.endpoint, { protocol: 'mqtt', remoteAddr: login.remoteAddr }, details);
+    });
+  }
+
+  #gone(client: Client): void {
+    const session = this.#sessions.get(client.id);
+    // A newer connection of the same device took the session over: it stays connected.
+    if (!session || session.client !== client) return;
+    this.#sessions.delete(client.id);
+    this.#serially(client.id, () => this.#context.presence.disconnected(session.endpoint, 'mqtt', this.#stopping ? 'service stopping' : 'connection closed'));
+  }
+
+  #subscriptionEvent(client: Client, type: string, topics: { topic: string; qos?: number }[]): void {
+    const session = this.#sessions.get(client.id);
+    if (!session || session.client !== client || topics.length === 0) return;
+    this.#serially(client.id, () => this.#context.presence.emit(session.endpoint, type, { topics, clientId: session.login.clientId }));
+  }
+
+  #serially(endpointId: string, step: () => Promise<unknown>): void {
+    const previous = this.#work.get(endpointId) ?? Promise.resolve();
+    const next = previous
+      .then(step)
+      .then(() => undefined)
+      .catch((error: unknown) => this.#logger.error({ err: error, endpointId }, 'MQTT presence update failed'))
+      .finally(() => {
+        if (this.#work.get(endpointId) === next) this.#work.delete(endpointId);
+      });
+    this.#work.set(endpointId, next);
+  }
+}
+
+/** The CONNECT in `bytes` (one whole packet), or undefined when it does not parse. */
+function parseConnect(bytes: Buffer): IConnectPacket | undefined {
+  // protocolVersion 5 lets the parser read an MQTT 5 CONNECT too, so it can be refused properly.
+  const reader = parser({ protocolVersion: 5 });
+  let found: IConnectPacket | undefined;
+  reader.on('packet', (packet) => {
+    if (packet.cmd === 'connect') found = packet;
+  });
+  reader.on('error', () => (found = undefined));
+  reader.parse(bytes);
+  return found;
+}
+
+/** Answers CONNACK with a refusal code (MQTT 3.1.1 form, which is also what an MQTT 5 client gets) and closes. */
+function refuse(connection: PacketGuard, code: number): void {
+  if (connection.destroyed) return;
+  connection.inner.end(generate({ cmd: 'connack', returnCode: code, sessionPresent: false }));
+  setTimeout(() => connection.destroy(), 1000).unref();
+}

@@ -1,0 +1,163 @@
+import { Duplex } from 'node:stream';
+
+/** MQTT control packet types (fixed header, high nibble). */
+const CONNECT = 1;
+
+/** Why a connection is closed before the broker reads a byte of the offending packet. */
+export class PacketViolation extends Error {}
+
+type ScanState = 'header' | 'length' | 'body';
+
+/**
+ * Stands between a device's byte stream (TCP, TLS or WebSocket) and the broker. It reads only fixed
+ * headers, so it can close the connection *before buffering* a packet over the size limit, when the
+ * first packet is not CONNECT, or when a second CONNECT comes. The first packet is held back until
+ * `release()` so the server can check the device's credentials and pick its service's broker; then
+ * everything flows through unchanged.
+ */
+export class PacketGuard extends Duplex {
+  readonly inner: Duplex;
+  readonly #maxPacketBytes: number;
+  #state: ScanState = 'header';
+  #length = 0;
+  #lengthBytes = 0;
+  #remaining = 0;
+  #packets = 0;
+  /** Bytes received before `release()`; the first packet is its head. */
+  #held: Buffer[] = [];
+  #heldBytes = 0;
+  #released = false;
+  #first: { resolve: (packet: Buffer | undefined) => void; promise: Promise<Buffer | undefined> };
+  /** Offset in the held bytes where the first packet ends, once it has. */
+  #firstEnd: number | undefined;
+
+  constructor(inner: Duplex, maxPacketBytes: number) {
+    super({ allowHalfOpen: false });
+    this.inner = inner;
+    this.#maxPacketBytes = maxPacketBytes;
+    let resolve!: (packet: Buffer | undefined) => void;
+    const promise = new Promise<Buffer | undefined>((r) => (resolve = r));
+    this.#first = { resolve, promise };
+    inner.on('data', (chunk: Buffer) => this.#receive(chunk));
+    inner.on('end', () => this.push(null));
+    inner.on('close', () => {
+      this.#resolveFirst(undefined);
+      this.destroy();
+    });
+    inner.on('error', (error) => this.destroy(error));
+    inner.on('drain', () => this.emit('drain-inner'));
+  }
+
+  /** The bytes of the first packet (a CONNECT) once complete; undefined when the connection ends or breaks first. */
+  firstPacket(): Promise<Buffer | undefined> {
+    return this.#first.promise;
+  }
+
+  /** Lets everything held and everything after it through to the reader (the broker). */
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    const held = this.#held;
+    this.#held = [];
+    for (const chunk of held) this.push(chunk);
+    this.inner.resume();
+  }
+
+  override _read(): void {
+    if (this.#released) this.inner.resume();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.#forward(chunk, callback);
+  }
+
+  // mqtt-packet writes a packet in several pieces under cork(): one write to the socket per packet.
+  override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
+    this.#forward(chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk)), callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.inner.end(callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#resolveFirst(undefined);
+    this.inner.destroy();
+    callback(error);
+  }
+
+  #forward(chunk: Buffer, callback: (error?: Error | null) => void): void {
+    if (this.inner.destroyed) return callback(new Error('connection closed'));
+    if (this.inner.write(chunk)) return callback();
+    const done = () => {
+      this.inner.off('close', done);
+      this.off('drain-inner', done);
+      callback();
+    };
+    this.inner.once('close', done);
+    this.once('drain-inner', done);
+  }
+
+  #receive(chunk: Buffer): void {
+    try {
+      this.#scan(chunk);
+    } catch (error) {
+      if (!(error instanceof PacketViolation)) throw error;
+      this.destroy(error);
+      return;
+    }
+    if (this.#released) {
+      if (!this.push(chunk)) this.inner.pause();
+      return;
+    }
+    this.#held.push(chunk);
+    this.#heldBytes += chunk.length;
+    if (this.#firstEnd !== undefined) this.#resolveFirst(Buffer.concat(this.#held).subarray(0, this.#firstEnd));
+  }
+
+  /** Walks the fixed headers in `chunk`, skipping bodies; throws on a violation before the body is kept. */
+  #scan(chunk: Buffer): void {
+    let index = 0;
+    while (index < chunk.length) {
+      if (this.#state === 'header') {
+        const type = chunk[index++]! >> 4;
+        if (this.#packets === 0 && type !== CONNECT) throw new PacketViolation('the first packet is not CONNECT');
+        if (this.#packets > 0 && type === CONNECT) throw new PacketViolation('a second CONNECT');
+        this.#packets++;
+        this.#state = 'length';
+        this.#length = 0;
+        this.#lengthBytes = 0;
+      } else if (this.#state === 'length') {
+        const byte = chunk[index++]!;
+        this.#length += (byte & 0x7f) * 128 ** this.#lengthBytes++;
+        if (byte & 0x80) {
+          if (this.#lengthBytes === 4) throw new PacketViolation('malformed remaining length');
+          continue;
+        }
+        if (this.#length > this.#maxPacketBytes) throw new PacketViolation(`a packet of ${this.#length} bytes, over the ${this.#maxPacketBytes}-byte limit`);
+        this.#remaining = this.#length;
+        this.#state = this.#remaining === 0 ? 'header' : 'body';
+        if (this.#remaining === 0) this.#packetEnds(index);
+      } else {
+        const take = Math.min(this.#remaining, chunk.length - index);
+        index += take;
+        this.#remaining -= take;
+        if (this.#remaining === 0) {
+          this.#state = 'header';
+          this.#packetEnds(index);
+        }
+      }
+    }
+  }
+
+  /** At the end of the first packet: notes where it ends and stops reading until release. */
+  #packetEnds(indexInChunk: number): void {
+    if (this.#packets !== 1 || this.#firstEnd !== undefined) return;
+    this.#firstEnd = this.#heldBytes + indexInChunk;
+    if (!this.#released) this.inner.pause();
+  }
+
+  #resolveFirst(packet: Buffer | undefined): void {
+    this.#first.resolve(packet);
+  }
+}
