@@ -167,9 +167,11 @@ for (const dialect of DIALECTS) {
       assert.ok(eventsOfA.every((e) => e.data.text !== 'from-b'), "account A's history holds none of B's messages");
       // B's script cannot publish to A's device.
       const endpointOfA = (await service.request('GET', '/endpoints/k.twin', { token: a.token })).body;
-      const crossed = await runScript(service, b.token, `mqtt.publish(${JSON.stringify(endpointOfA.id)}, 'twin/cmd', 'x');`);
-      assert.equal(crossed.status, 'failed');
-      assert.match(crossed.error ?? '', /no such endpoint|not found/i);
+      for (const call of [`mqtt.publish(${JSON.stringify(endpointOfA.id)}, 'twin/cmd', 'x');`, `mqtt.subscribe(${JSON.stringify(endpointOfA.id)}, 'twin/#');`]) {
+        const crossed = await runScript(service, b.token, call);
+        assert.equal(crossed.status, 'failed', call);
+        assert.match(crossed.error ?? '', /no such endpoint|not found/i);
+      }
     });
 
     it('mqtt.publish reaches a connected device; retained messages reach later subscribers', async () => {
