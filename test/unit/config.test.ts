@@ -38,6 +38,21 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ IOTBRIDGE_TCP_PORT: 'x' }), /IOTBRIDGE_TCP_PORT/);
     assert.throws(() => loadConfig({ IOTBRIDGE_ADMIN_TOKEN: 'AT:short' }), /IOTBRIDGE_ADMIN_TOKEN/);
   });
+
+  it('turns MQTT over TLS on only with a certificate and a key', () => {
+    const names = (e: Error, ...wanted: string[]) => e instanceof ConfigError && wanted.every((name) => e.message.includes(name));
+    assert.throws(() => loadConfig({ IOTBRIDGE_MQTT_TLS_PORT: '8883' }), (e: Error) => names(e, 'IOTBRIDGE_MQTT_TLS_PORT', 'IOTBRIDGE_MQTT_TLS_CERT', 'IOTBRIDGE_MQTT_TLS_KEY'));
+    assert.throws(() => loadConfig({ IOTBRIDGE_MQTT_TLS_PORT: '8883', IOTBRIDGE_MQTT_TLS_KEY: '/etc/key.pem' }), (e: Error) => names(e, 'IOTBRIDGE_MQTT_TLS_CERT'));
+    assert.throws(() => loadConfig({ IOTBRIDGE_MQTT_TLS_PORT: '8883', IOTBRIDGE_MQTT_TLS_CERT: '/etc/cert.pem' }), (e: Error) => names(e, 'IOTBRIDGE_MQTT_TLS_KEY'));
+    assert.throws(() => loadConfig({}, { mqttTlsPort: 0 }), (e: Error) => names(e, 'IOTBRIDGE_MQTT_TLS_CERT'), 'overrides are checked the same way');
+    assert.throws(() => loadConfig({ IOTBRIDGE_MQTT_TLS_PORT: 'x', IOTBRIDGE_MQTT_TLS_CERT: 'c', IOTBRIDGE_MQTT_TLS_KEY: 'k' }), /IOTBRIDGE_MQTT_TLS_PORT/);
+    const on = loadConfig({ IOTBRIDGE_MQTT_TLS_PORT: '8883', IOTBRIDGE_MQTT_TLS_CERT: '/etc/cert.pem', IOTBRIDGE_MQTT_TLS_KEY: '/etc/key.pem', IOTBRIDGE_MQTT_WS_PORT: '8080' });
+    assert.deepEqual([on.mqttTlsPort, on.mqttTlsCert, on.mqttTlsKey, on.mqttWsPort], [8883, '/etc/cert.pem', '/etc/key.pem', 8080]);
+    const off = loadConfig({ IOTBRIDGE_MQTT_TLS_CERT: '/etc/cert.pem' });
+    assert.deepEqual([off.mqttPort, off.mqttTlsPort, off.mqttWsPort, off.mqttMaxPacketBytes], [1883, undefined, undefined, 262_144], 'TLS and WebSocket are off by default');
+    assert.throws(() => loadConfig({ IOTBRIDGE_MQTT_MAX_PACKET_BYTES: '63' }), /IOTBRIDGE_MQTT_MAX_PACKET_BYTES/);
+    assert.throws(() => loadConfig({ IOTBRIDGE_MQTT_MAX_PACKET_BYTES: String(268_435_456) }), /IOTBRIDGE_MQTT_MAX_PACKET_BYTES/, 'no packet is longer than 268435455 bytes of remaining length');
+  });
 });
 
 describe('bearer header', () => {
