@@ -279,7 +279,8 @@ export class MqttServer implements DeviceServer, MqttChannel {
         callback(null, null);
       },
     });
-    broker.on('clientReady', (client) => this.#ready(client));
+    // 'client' comes before CONNACK (clientReady only after it): a publication sent right after CONNACK finds its session.
+    broker.on('client', (client) => this.#registered(client));
     broker.on('clientDisconnect', (client) => this.#gone(client));
     broker.on('subscribe', (subscriptions, client) => this.#subscriptionEvent(client, MQTT_SUBSCRIBE_EVENT, subscriptions.filter((s) => (s.qos as number) !== 128).map((s) => ({ topic: s.topic, qos: s.qos }))));
     broker.on('unsubscribe', (topics, client) => this.#subscriptionEvent(client, MQTT_UNSUBSCRIBE_EVENT, topics.map((topic) => ({ topic }))));
@@ -293,6 +294,8 @@ export class MqttServer implements DeviceServer, MqttChannel {
     const session = this.#sessions.get(client.id);
     if (!session || session.client !== client) return;
     if (packet.qos === 2 && (await persistence.hasIncoming(client, packet))) return;
+    // on-connect (and a takeover's on-disconnect) first: the device's events stay in the order it acted.
+    await this.#work.get(client.id);
     if (Date.now() - session.touchedAt > TOUCH_INTERVAL_MS) {
       session.touchedAt = Date.now();
       session.endpoint = await this.#context.presence.seen(session.endpoint);
@@ -306,7 +309,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
     });
   }
 
-  #ready(client: Client): void {
+  #registered(client: Client): void {
     const login = this.#logins.get(client);
     if (!login) return;
     const session: Session = { login, client, endpoint: login.endpoint, touchedAt: Date.now() };

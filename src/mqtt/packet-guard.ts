@@ -27,6 +27,8 @@ export class PacketGuard extends Duplex {
   #held: Buffer[] = [];
   #heldBytes = 0;
   #released = false;
+  /** The device ended its side before release(): end ours after the held bytes. */
+  #ended = false;
   #first: { resolve: (packet: Buffer | undefined) => void; promise: Promise<Buffer | undefined> };
   /** Offset in the held bytes where the first packet ends, once it has. */
   #firstEnd: number | undefined;
@@ -39,7 +41,11 @@ export class PacketGuard extends Duplex {
     const promise = new Promise<Buffer | undefined>((r) => (resolve = r));
     this.#first = { resolve, promise };
     inner.on('data', (chunk: Buffer) => this.#receive(chunk));
-    inner.on('end', () => this.push(null));
+    inner.on('end', () => {
+      // Held packets go to the broker first: a device may send CONNECT, PUBLISH, DISCONNECT and half-close at once.
+      if (this.#released) this.push(null);
+      else this.#ended = true;
+    });
     inner.on('close', () => {
       this.#resolveFirst(undefined);
       this.destroy();
@@ -60,7 +66,8 @@ export class PacketGuard extends Duplex {
     const held = this.#held;
     this.#held = [];
     for (const chunk of held) this.push(chunk);
-    this.inner.resume();
+    if (this.#ended) this.push(null);
+    else this.inner.resume();
   }
 
   override _read(): void {

@@ -271,9 +271,7 @@ describe('PacketGuard: firstPacket()', () => {
     assert.ok(Buffer.concat(subject.passed).equals(bytes));
   });
 
-  it('hands on the held packets when the device half-closes before release', {
-    todo: 'src bug: an inner end() seen before release() makes the guard push(null) first; release() then fails with ERR_STREAM_PUSH_AFTER_EOF and the held packets are lost (not reproduced over a real TCP socket, whose end is deferred while paused)',
-  }, async () => {
+  it('hands on the held packets when the device half-closes before release', async () => {
     const bytes = Buffer.concat([CONNECT, publish('dev-1/up', 'fire-and-forget'), generate({ cmd: 'disconnect' })]);
     const subject = guarded(4096);
     subject.device.end(bytes);
