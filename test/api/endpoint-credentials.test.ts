@@ -206,10 +206,11 @@ for (const dialect of DIALECTS) {
     });
 
     // Runs last: it rewinds this database's migrations.
-    it('upgrades a database that has run every earlier migration (0008 and 0011 included)', async () => {
-      await sql`delete from iotbridge_migrations where name = ${'0012-endpoint-credentials'}`.execute(other.db);
-      await other.db.schema.dropTable('endpoint_credentials').execute();
-      assert.deepEqual(await migrateToLatest(other), ['0012-endpoint-credentials']);
+    it('upgrades a database that has run every earlier migration (0008 and 0011 included) to 0012 and 0013', async () => {
+      // Undo 0012 and what came after it (0013), as if this were a database of the release before.
+      await sql`delete from iotbridge_migrations where name in (${'0012-endpoint-credentials'}, ${'0013-mqtt-sessions'})`.execute(other.db);
+      for (const table of ['endpoint_credentials', 'mqtt_retained', 'mqtt_subscriptions', 'mqtt_outgoing', 'mqtt_incoming']) await other.db.schema.dropTable(table).execute();
+      assert.deepEqual(await migrateToLatest(other), ['0012-endpoint-credentials', '0013-mqtt-sessions']);
       assert.deepEqual(await migrateToLatest(other), [], 'nothing left to apply');
       const endpoint = await createEndpoint(service, account.token, { key: 'after-upgrade', serviceId });
       assert.equal((await setPassword(endpoint.id, { password: 'after-upgrade' })).status, 204);
