@@ -146,7 +146,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
     await new Promise<void>((resolve, reject) => {
       broker.publish({ cmd: 'publish', topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain, dup: false }, (error) => (error ? reject(error) : resolve()));
     });
-    return { ...message, payload: undefined, bytes: message.payload.length, connected: this.#sessions.has(endpoint.id) };
+    return { topic: message.topic, qos: message.qos, retain: message.retain, bytes: message.payload.length, connected: this.#sessions.has(endpoint.id) };
   }
 
   async subscribe(scope: Scope, ref: string, topic: string, qos: QoS) {
