@@ -142,6 +142,23 @@ export class DurablePersistence extends MemoryPersistence {
     );
   }
 
+  /**
+   * Ends a session for good (MQTT 5 session expiry): its subscriptions, queued and half-received messages, in
+   * memory and stored. Subscriptions go first, so nothing new is queued for it meanwhile.
+   */
+  async forgetSession(clientId: string): Promise<void> {
+    const client = asClient(clientId);
+    this.#durable.delete(clientId);
+    await super.cleanSubscriptions(client);
+    await super.cleanIncoming(client);
+    const queued: AedesPacket[] = [];
+    for await (const packet of super.outgoingStream(client)) queued.push(packet as AedesPacket);
+    // Each call removes the first queued packet with that packet id (or without one, for those never sent).
+    for (const packet of queued) await super.outgoingClearMessageId(client, packet);
+    this.#queued.delete(clientId);
+    await this.#store.deleteSession(this.#serviceId, clientId);
+  }
+
   /** Adds a subscription to a session whose device is offline (the `mqtt.subscribe` namespace function). */
   async subscribeOffline(clientId: string, subscription: { topic: string; qos: 0 | 1 | 2 }): Promise<void> {
     await this.addSubscriptions(asClient(clientId, false), [subscription]);

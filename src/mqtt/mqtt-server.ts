@@ -17,6 +17,7 @@ import { payloadFields, remoteAddress } from '../devices/payload.js';
 import { ServiceDirectory, type Configured } from '../devices/service-directory.js';
 import { DurablePersistence } from './durable-persistence.js';
 import { mqttOptions, type MqttOptions } from './mqtt-options.js';
+import { Mqtt5Adapter, mqtt5Session, REASON, SESSION_NEVER_EXPIRES, type Mqtt5Session, type PublicationProperties } from './mqtt5-adapter.js';
 import { PacketGuard } from './packet-guard.js';
 import { MqttSessionStore } from './session-store.js';
 import { mayPublish, maySubscribe, spaceFilter, topicSpace, type TopicSpace } from './topic-space.js';
@@ -31,8 +32,23 @@ const CONNECT_TIMEOUT_MS = 30_000;
 /** `lastSeenAt` of a connected device is written at most this often while it publishes. */
 const TOUCH_INTERVAL_MS = 60_000;
 
-/** CONNACK return codes of MQTT 3.1.1 (3.2.2.3). */
-const CONNACK = { unacceptableProtocol: 1, identifierRejected: 2, serverUnavailable: 3, badCredentials: 4, notAuthorized: 5 } as const;
+/** Expired MQTT 5 sessions are looked for this often (and when a service's broker starts). */
+const EXPIRY_SWEEP_MS = 15_000;
+
+/** Why a log-in is refused: the CONNACK code of MQTT 3.1.1 (3.2.2.3) and the reason code of MQTT 5 (3.2.2.2). */
+const REFUSAL = {
+  unacceptableProtocol: { v3: 1, v5: REASON.unsupportedProtocolVersion },
+  identifierRejected: { v3: 2, v5: REASON.clientIdentifierNotValid },
+  serverUnavailable: { v3: 3, v5: REASON.serverUnavailable },
+  badCredentials: { v3: 4, v5: REASON.badUserNameOrPassword },
+  notAuthorized: { v3: 5, v5: REASON.notAuthorized },
+  badAuthenticationMethod: { v3: 5, v5: REASON.badAuthenticationMethod },
+} as const;
+
+interface Refusal {
+  readonly code: { readonly v3: number; readonly v5: number };
+  readonly reason: string;
+}
 
 type MqttService = Configured<MqttOptions>;
 type QoS = 0 | 1 | 2;
@@ -45,6 +61,9 @@ interface Login {
   readonly remoteAddr: string;
   /** The client id the device sent; the broker knows the session by the endpoint id instead. */
   readonly clientId: string;
+  readonly protocolVersion: 3 | 4 | 5;
+  /** MQTT 5 only: what the device asked of its session, and the adapter its connection goes through. */
+  readonly v5?: { readonly session: Mqtt5Session; readonly adapter: Mqtt5Adapter };
 }
 
 interface Session {
@@ -57,6 +76,7 @@ interface Session {
 interface ServiceBroker {
   readonly broker: Aedes;
   readonly persistence: DurablePersistence;
+  readonly sweeper: NodeJS.Timeout;
 }
 
 /** What scripts reach through `context.devices.mqtt` (`mqtt.publish`, `mqtt.subscribe`). Tenancy: `scope` must own the endpoint. */
@@ -128,10 +148,13 @@ export class MqttServer implements DeviceServer, MqttChannel {
   async stop(): Promise<void> {
     this.#stopping = true;
     const closed = this.#servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+    for (const session of this.#sessions.values()) session.login.v5?.adapter.closeWith(REASON.serverShuttingDown);
     for (const connection of this.#connections) connection.destroy();
     const brokers = await Promise.allSettled(this.#brokers.values());
     for (const result of brokers) {
-      if (result.status === 'fulfilled') await new Promise<void>((resolve) => result.value.broker.close(() => resolve()));
+      if (result.status !== 'fulfilled') continue;
+      clearInterval(result.value.sweeper);
+      await new Promise<void>((resolve) => result.value.broker.close(() => resolve()));
     }
     await Promise.all(this.#work.values());
     await Promise.all(closed);
@@ -189,52 +212,81 @@ export class MqttServer implements DeviceServer, MqttChannel {
     guard.on('close', () => this.#connections.delete(guard));
     guard.on('error', (error) => this.#logger.info({ remoteAddr, reason: error.message }, `MQTT connection closed: ${error.message}`));
     const timer = setTimeout(() => guard.destroy(new Error(`no CONNECT within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
+    let connect: IConnectPacket | undefined;
     guard
       .firstPacket()
       .then(async (bytes) => {
         clearTimeout(timer);
         if (bytes === undefined || this.#stopping) return;
-        const connect = parseConnect(bytes);
-        if (!connect) return void guard.destroy(new Error('malformed CONNECT'));
+        connect = parseConnect(bytes);
+        if (!connect) {
+          // [MQTT-3.1.2-2]: a protocol level this service does not speak is answered, not just dropped.
+          const level = unservedProtocolLevel(bytes);
+          if (level === undefined) return void guard.destroy(new Error('malformed CONNECT'));
+          this.#logger.info({ remoteAddr, level }, `MQTT log-in refused: protocol level ${level} (MQTT 3.1, 3.1.1 and 5 are served)`);
+          return refuse(guard, undefined, { code: REFUSAL.unacceptableProtocol, reason: `protocol level ${level}` });
+        }
         const decision = await this.#login(connect, remoteAddr);
-        if (typeof decision === 'number') return refuse(guard, decision);
-        const { broker } = await this.#broker(decision.target);
+        if ('code' in decision) return refuse(guard, connect, decision);
+        const { broker, persistence } = await this.#broker(decision.target);
+        const endpointId = decision.endpoint.id;
+        // The device is back: its MQTT 5 session's countdown stops, or the session is gone if it ran out.
+        const expiresAt = await this.#store.takeExpiry(decision.target.service.id, endpointId);
+        if (expiresAt !== undefined && expiresAt <= Date.now()) await persistence.forgetSession(endpointId);
+        let login: Login = decision;
+        let connection: Duplex = guard;
+        if (connect.protocolVersion === 5) {
+          const session = mqtt5Session(connect);
+          // Clean Start with an expiry: a new session that outlives the connection (a 3.1.1 broker has no such flag).
+          if (session.cleanStart && !session.brokerClean) await persistence.forgetSession(endpointId);
+          const adapter = new Mqtt5Adapter(guard, {
+            maxPacketBytes: this.#context.config.mqttMaxPacketBytes,
+            assignedClientId: decision.endpoint.key,
+            mayPublish: (topic) => mayPublish(decision.space, topic),
+            onRefusedPublish: (topic) => this.#logger.info({ endpointId, topic }, 'MQTT publication outside the topic space refused (0x87)'),
+          });
+          login = { ...decision, v5: { session, adapter } };
+          connection = adapter;
+        }
         if (guard.destroyed) return;
-        this.#pending.set(guard, decision);
-        broker.handle(guard);
+        this.#pending.set(connection, login);
+        broker.handle(connection);
         guard.release();
       })
       .catch((error: unknown) => {
         this.#logger.error({ err: error, remoteAddr }, 'MQTT log-in failed; closing the connection');
-        refuse(guard, CONNACK.serverUnavailable);
+        refuse(guard, connect, { code: REFUSAL.serverUnavailable, reason: 'the service could not check the log-in' });
       });
   }
 
-  /** The device a CONNECT names, or the CONNACK code that refuses it (docs/mqtt.md "Logging in"). */
-  async #login(connect: IConnectPacket, remoteAddr: string): Promise<Login | number> {
-    const refused = (code: number, reason: string, detail: Record<string, unknown> = {}) => {
-      this.#logger.info({ remoteAddr, username: connect.username, clientId: connect.clientId, code, ...detail }, `MQTT log-in refused: ${reason}`);
-      return code;
+  /** The device a CONNECT names, or why it is refused (docs/mqtt.md "Logging in"). */
+  async #login(connect: IConnectPacket, remoteAddr: string): Promise<Login | Refusal> {
+    const refused = (code: Refusal['code'], reason: string, detail: Record<string, unknown> = {}): Refusal => {
+      this.#logger.info({ remoteAddr, username: connect.username, clientId: connect.clientId, code: connect.protocolVersion === 5 ? code.v5 : code.v3, ...detail }, `MQTT log-in refused: ${reason}`);
+      return { code, reason };
     };
-    if (connect.protocolVersion !== 3 && connect.protocolVersion !== 4) return refused(CONNACK.unacceptableProtocol, `protocol level ${String(connect.protocolVersion)} (MQTT 3.1 and 3.1.1 are served)`);
-    if (connect.clientId === '' && connect.clean === false) return refused(CONNACK.identifierRejected, 'an empty client id needs a clean session');
+    const version = connect.protocolVersion;
+    if (version !== 3 && version !== 4 && version !== 5) return refused(REFUSAL.unacceptableProtocol, `protocol level ${String(version)} (MQTT 3.1, 3.1.1 and 5 are served)`);
+    // MQTT 5 lets the server assign an id to an empty one; 3.1.1 only allows it for a clean session.
+    if (connect.clientId === '' && connect.clean === false && version !== 5) return refused(REFUSAL.identifierRejected, 'an empty client id needs a clean session');
+    if (connect.properties?.authenticationMethod !== undefined) return refused(REFUSAL.badAuthenticationMethod, `authentication method ${connect.properties.authenticationMethod} (only username and password are supported)`);
     const password = connect.password;
-    if (connect.username === undefined || connect.username === '' || password === undefined) return refused(CONNACK.badCredentials, 'no username or password');
+    if (connect.username === undefined || connect.username === '' || password === undefined) return refused(REFUSAL.badCredentials, 'no username or password');
     const matches: Endpoint[] = [];
     for (const candidate of await this.#context.presence.findDevices('mqtt', connect.username)) {
       if (await this.#context.domain.endpoints.verifyDevicePassword(candidate, password.toString('utf8'))) matches.push(candidate);
     }
-    if (matches.length === 0) return refused(CONNACK.badCredentials, 'unknown endpoint key or wrong password');
-    if (matches.length > 1) return refused(CONNACK.notAuthorized, 'several endpoints share this key and password', { endpointIds: matches.map((e) => e.id) });
+    if (matches.length === 0) return refused(REFUSAL.badCredentials, 'unknown endpoint key or wrong password');
+    if (matches.length > 1) return refused(REFUSAL.notAuthorized, 'several endpoints share this key and password', { endpointIds: matches.map((e) => e.id) });
     const endpoint = matches[0]!;
     const target = await this.#directory.get(endpoint.serviceId);
-    if (!target) return refused(CONNACK.serverUnavailable, 'the service has unusable options', { serviceId: endpoint.serviceId });
+    if (!target) return refused(REFUSAL.serverUnavailable, 'the service has unusable options', { serviceId: endpoint.serviceId });
     const wanted = endpoint.parameters.client_id;
-    if (typeof wanted === 'string' && wanted !== '' && connect.clientId !== wanted) return refused(CONNACK.identifierRejected, "the client id is not the endpoint's client_id parameter", { endpointId: endpoint.id });
+    if (typeof wanted === 'string' && wanted !== '' && connect.clientId !== wanted) return refused(REFUSAL.identifierRejected, "the client id is not the endpoint's client_id parameter", { endpointId: endpoint.id });
     const space = topicSpace(target.options.topicPattern, endpoint.key);
-    if (!space) return refused(CONNACK.notAuthorized, 'the endpoint key cannot name a topic level', { endpointId: endpoint.id });
-    if (connect.will && !mayPublish(space, connect.will.topic)) return refused(CONNACK.notAuthorized, 'the will topic is outside the topic space', { endpointId: endpoint.id, topic: connect.will.topic });
-    return { endpoint, target, space, remoteAddr, clientId: connect.clientId };
+    if (!space) return refused(REFUSAL.notAuthorized, 'the endpoint key cannot name a topic level', { endpointId: endpoint.id });
+    if (connect.will && !mayPublish(space, connect.will.topic)) return refused(REFUSAL.notAuthorized, 'the will topic is outside the topic space', { endpointId: endpoint.id, topic: connect.will.topic });
+    return { endpoint, target, space, remoteAddr, clientId: connect.clientId, protocolVersion: version };
   }
 
   /** The broker of a service, created (and its stored sessions restored) on first use. */
@@ -249,7 +301,8 @@ export class MqttServer implements DeviceServer, MqttChannel {
 
   async #createBroker(target: MqttService): Promise<ServiceBroker> {
     const logger = this.#logger.child({ serviceId: target.service.id });
-    const persistence = new DurablePersistence(this.#store, target.service.id, logger);
+    const serviceId = target.service.id;
+    const persistence = new DurablePersistence(this.#store, serviceId, logger);
     const broker = await Aedes.createBroker({
       persistence,
       connectTimeout: CONNECT_TIMEOUT_MS,
@@ -260,6 +313,8 @@ export class MqttServer implements DeviceServer, MqttChannel {
         const login = this.#pending.get(client.conn);
         if (!login) return callback(null, false);
         this.#logins.set(client, login);
+        // The device's older connection is about to be closed by the broker: an MQTT 5 one hears why.
+        this.#sessions.get(login.endpoint.id)?.login.v5?.adapter.closeWith(REASON.sessionTakenOver);
         // The session is the endpoint's: another client id cannot take it over, and ids need not be unique.
         packet.clientId = login.endpoint.id;
         callback(null, true);
@@ -270,7 +325,9 @@ export class MqttServer implements DeviceServer, MqttChannel {
         // Without a client it is the broker publishing a will it checked at log-in.
         if (!client) return callback(null);
         if (!login || !mayPublish(login.space, packet.topic)) return callback(new Error(`publish outside the topic space: ${packet.topic}`));
-        this.#published(persistence, packet as AedesPublishPacket, client).then(() => callback(null), callback);
+        // Taken for every publication, in order, before anything waits (resends included).
+        const properties = login.v5?.adapter.takeProperties(packet.topic);
+        this.#published(persistence, packet as AedesPublishPacket, client, properties).then(() => callback(null), callback);
       },
       authorizeSubscribe: (client, subscription, callback) => {
         const login = this.#logins.get(client);
@@ -281,16 +338,27 @@ export class MqttServer implements DeviceServer, MqttChannel {
     });
     // 'client' comes before CONNACK (clientReady only after it): a publication sent right after CONNACK finds its session.
     broker.on('client', (client) => this.#registered(client));
-    broker.on('clientDisconnect', (client) => this.#gone(client));
+    broker.on('clientDisconnect', (client) => this.#gone(client, persistence));
     broker.on('subscribe', (subscriptions, client) => this.#subscriptionEvent(client, MQTT_SUBSCRIBE_EVENT, subscriptions.filter((s) => (s.qos as number) !== 128).map((s) => ({ topic: s.topic, qos: s.qos }))));
     broker.on('unsubscribe', (topics, client) => this.#subscriptionEvent(client, MQTT_UNSUBSCRIBE_EVENT, topics.map((topic) => ({ topic }))));
     broker.on('clientError', (client, error) => logger.debug({ err: error, endpointId: this.#logins.get(client)?.endpoint.id }, 'MQTT client error'));
     broker.on('connectionError', (_client, error) => logger.debug({ err: error }, 'MQTT connection error'));
-    return { broker, persistence };
+    const sweep = () => this.#forgetExpired(serviceId, persistence).catch((error: unknown) => logger.error({ err: error }, 'MQTT session expiry sweep failed'));
+    await sweep();
+    const sweeper = setInterval(() => void sweep(), EXPIRY_SWEEP_MS).unref();
+    return { broker, persistence, sweeper };
+  }
+
+  /** Forgets the MQTT 5 sessions whose expiry has passed while their devices were away. */
+  async #forgetExpired(serviceId: string, persistence: DurablePersistence): Promise<void> {
+    for (const clientId of await this.#store.expiredSessions(serviceId, Date.now())) {
+      if (!this.#sessions.has(clientId)) await persistence.forgetSession(clientId);
+      await this.#store.clearExpiry(serviceId, clientId);
+    }
   }
 
   /** A device publication: an `mqtt-publish` event (once per QoS 2 message, however often it is resent). */
-  async #published(persistence: DurablePersistence, packet: AedesPublishPacket, client: Client): Promise<void> {
+  async #published(persistence: DurablePersistence, packet: AedesPublishPacket, client: Client, properties: PublicationProperties | undefined): Promise<void> {
     const session = this.#sessions.get(client.id);
     if (!session || session.client !== client) return;
     if (packet.qos === 2 && (await persistence.hasIncoming(client, packet))) return;
@@ -306,6 +374,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
       qos: packet.qos,
       retain: packet.retain,
       clientId: session.login.clientId,
+      ...(properties ? { properties } : {}),
     });
   }
 
@@ -315,17 +384,34 @@ export class MqttServer implements DeviceServer, MqttChannel {
     const session: Session = { login, client, endpoint: login.endpoint, touchedAt: Date.now() };
     this.#sessions.set(client.id, session);
     this.#serially(client.id, async () => {
-      const details = { clientId: login.clientId, cleanSession: client.clean, protocolVersion: client.version, serviceId: login.target.service.id };
+      const session5 = login.v5?.session;
+      const details = {
+        clientId: login.clientId,
+        protocolVersion: login.protocolVersion,
+        serviceId: login.target.service.id,
+        ...(session5 ? { cleanStart: session5.cleanStart, sessionExpiryInterval: session5.expiry } : { cleanSession: client.clean }),
+      };
       session.endpoint = await this.#context.presence.connected(session.endpoint, { protocol: 'mqtt', remoteAddr: login.remoteAddr }, details);
     });
   }
 
-  #gone(client: Client): void {
+  #gone(client: Client, persistence: DurablePersistence): void {
     const session = this.#sessions.get(client.id);
     // A newer connection of the same device took the session over: it stays connected.
     if (!session || session.client !== client) return;
     this.#sessions.delete(client.id);
+    const adapter = session.login.v5?.adapter;
+    if (adapter && !client.clean) this.#sessionEnds(session.login, persistence, adapter.sessionExpiry);
     this.#serially(client.id, () => this.#context.presence.disconnected(session.endpoint, 'mqtt', this.#stopping ? 'service stopping' : 'connection closed'));
+  }
+
+  /** An MQTT 5 session outlives its connection by the expiry the device asked for last. */
+  #sessionEnds(login: Login, persistence: DurablePersistence, expiry: number): void {
+    const clientId = login.endpoint.id;
+    if (expiry === SESSION_NEVER_EXPIRES) return;
+    // Forgotten at once (its in-memory part synchronously), before a reconnect can pick it up.
+    if (expiry === 0) return void persistence.forgetSession(clientId).catch((error: unknown) => this.#logger.error({ err: error, endpointId: clientId }, 'MQTT session could not be forgotten'));
+    this.#store.setExpiry(login.target.service.id, clientId, Date.now() + expiry * 1000).catch((error: unknown) => this.#logger.error({ err: error, endpointId: clientId }, 'MQTT session expiry could not be stored'));
   }
 
   #subscriptionEvent(client: Client, type: string, topics: { topic: string; qos?: number }[]): void {
@@ -360,9 +446,34 @@ function parseConnect(bytes: Buffer): IConnectPacket | undefined {
   return found;
 }
 
-/** Answers CONNACK with a refusal code (MQTT 3.1.1 form, which is also what an MQTT 5 client gets) and closes. */
-function refuse(connection: PacketGuard, code: number): void {
+/** The protocol level of a CONNECT that names the MQTT protocol but a level other than 3, 4 or 5. */
+function unservedProtocolLevel(bytes: Buffer): number | undefined {
+  let index = 1;
+  while (index < 5 && (bytes[index]! & 0x80) !== 0) index++;
+  index++;
+  if (bytes.length < index + 2) return undefined;
+  const nameLength = bytes.readUInt16BE(index);
+  const name = bytes.subarray(index + 2, index + 2 + nameLength).toString('latin1');
+  const level = bytes[index + 2 + nameLength];
+  if ((name !== 'MQTT' && name !== 'MQIsdp') || level === undefined || [3, 4, 5].includes(level & 0x7f)) return undefined;
+  return level;
+}
+
+/** Answers CONNACK with the refusal in the device's protocol version (a reason string too for MQTT 5) and closes. */
+function refuse(connection: PacketGuard, connect: IConnectPacket | undefined, refusal: Refusal): void {
   if (connection.destroyed) return;
-  connection.inner.end(generate({ cmd: 'connack', returnCode: code, sessionPresent: false }));
+  const packet =
+    connect?.protocolVersion === 5
+      ? generate(
+          {
+            cmd: 'connack',
+            reasonCode: refusal.code.v5,
+            sessionPresent: false,
+            ...(connect.properties?.requestProblemInformation === false ? {} : { properties: { reasonString: refusal.reason } }),
+          },
+          { protocolVersion: 5 },
+        )
+      : generate({ cmd: 'connack', returnCode: refusal.code.v3, sessionPresent: false });
+  connection.inner.end(packet);
   setTimeout(() => connection.destroy(), 1000).unref();
 }

@@ -4,7 +4,14 @@ import { Duplex } from 'node:stream';
 const CONNECT = 1;
 
 /** Why a connection is closed before the broker reads a byte of the offending packet. */
-export class PacketViolation extends Error {}
+export class PacketViolation extends Error {
+  constructor(
+    readonly kind: 'not-connect-first' | 'second-connect' | 'malformed-length' | 'too-large',
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 type ScanState = 'header' | 'length' | 'body';
 
@@ -32,6 +39,10 @@ export class PacketGuard extends Duplex {
   #first: { resolve: (packet: Buffer | undefined) => void; promise: Promise<Buffer | undefined> };
   /** Offset in the held bytes where the first packet ends, once it has. */
   #firstEnd: number | undefined;
+  /** A violation was found: nothing more is read. */
+  #dead = false;
+  /** What to send the device before closing for a violation (set once its protocol version is known). */
+  farewell: ((violation: PacketViolation) => Buffer | undefined) | undefined;
 
   constructor(inner: Duplex, maxPacketBytes: number) {
     super({ allowHalfOpen: false });
@@ -106,11 +117,12 @@ export class PacketGuard extends Duplex {
   }
 
   #receive(chunk: Buffer): void {
+    if (this.#dead) return;
     try {
       this.#scan(chunk);
     } catch (error) {
       if (!(error instanceof PacketViolation)) throw error;
-      this.destroy(error);
+      this.#violated(error);
       return;
     }
     if (this.#released) {
@@ -128,8 +140,8 @@ export class PacketGuard extends Duplex {
     while (index < chunk.length) {
       if (this.#state === 'header') {
         const type = chunk[index++]! >> 4;
-        if (this.#packets === 0 && type !== CONNECT) throw new PacketViolation('the first packet is not CONNECT');
-        if (this.#packets > 0 && type === CONNECT) throw new PacketViolation('a second CONNECT');
+        if (this.#packets === 0 && type !== CONNECT) throw new PacketViolation('not-connect-first', 'the first packet is not CONNECT');
+        if (this.#packets > 0 && type === CONNECT) throw new PacketViolation('second-connect', 'a second CONNECT');
         this.#packets++;
         this.#state = 'length';
         this.#length = 0;
@@ -138,10 +150,10 @@ export class PacketGuard extends Duplex {
         const byte = chunk[index++]!;
         this.#length += (byte & 0x7f) * 128 ** this.#lengthBytes++;
         if (byte & 0x80) {
-          if (this.#lengthBytes === 4) throw new PacketViolation('malformed remaining length');
+          if (this.#lengthBytes === 4) throw new PacketViolation('malformed-length', 'malformed remaining length');
           continue;
         }
-        if (this.#length > this.#maxPacketBytes) throw new PacketViolation(`a packet of ${this.#length} bytes, over the ${this.#maxPacketBytes}-byte limit`);
+        if (this.#length > this.#maxPacketBytes) throw new PacketViolation('too-large', `a packet of ${this.#length} bytes, over the ${this.#maxPacketBytes}-byte limit`);
         this.#remaining = this.#length;
         this.#state = this.#remaining === 0 ? 'header' : 'body';
         if (this.#remaining === 0) this.#packetEnds(index);
@@ -162,6 +174,17 @@ export class PacketGuard extends Duplex {
     if (this.#packets !== 1 || this.#firstEnd !== undefined) return;
     this.#firstEnd = this.#heldBytes + indexInChunk;
     if (!this.#released) this.inner.pause();
+  }
+
+  /** Closes for a violation, after the farewell packet when there is one (an MQTT 5 DISCONNECT). */
+  #violated(violation: PacketViolation): void {
+    const bye = this.farewell?.(violation);
+    if (!bye || this.inner.destroyed) return void this.destroy(violation);
+    this.#dead = true;
+    this.inner.pause();
+    const close = () => this.destroy(violation);
+    this.inner.end(bye, close);
+    setTimeout(close, 1000).unref();
   }
 
   #resolveFirst(packet: Buffer | undefined): void {

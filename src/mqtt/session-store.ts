@@ -95,6 +95,34 @@ export class MqttSessionStore {
     });
   }
 
+  /** When the MQTT 5 session of `clientId` ends unless its device comes back first (migration 0015). */
+  async setExpiry(serviceId: string, clientId: string, expiresAt: number): Promise<void> {
+    await this.#db
+      .insertInto('mqtt_session_expiry')
+      .values({ service_id: serviceId, client_id: clientId, expires_at: expiresAt })
+      .onConflict((oc) => oc.columns(['service_id', 'client_id']).doUpdateSet({ expires_at: expiresAt }))
+      .execute();
+  }
+
+  /** The expiry of a session whose device is back (ms since the epoch), removed; undefined when it had none. */
+  async takeExpiry(serviceId: string, clientId: string): Promise<number | undefined> {
+    const row = await this.#db.selectFrom('mqtt_session_expiry').select(['expires_at']).where('service_id', '=', serviceId).where('client_id', '=', clientId).executeTakeFirst();
+    if (!row) return undefined;
+    await this.clearExpiry(serviceId, clientId);
+    // PostgreSQL hands bigint over as text.
+    return Number(row.expires_at);
+  }
+
+  async clearExpiry(serviceId: string, clientId: string): Promise<void> {
+    await this.#db.deleteFrom('mqtt_session_expiry').where('service_id', '=', serviceId).where('client_id', '=', clientId).execute();
+  }
+
+  /** Client ids of the service's sessions whose expiry is at or before `now`. */
+  async expiredSessions(serviceId: string, now: number): Promise<string[]> {
+    const rows = await this.#db.selectFrom('mqtt_session_expiry').select(['client_id']).where('service_id', '=', serviceId).where('expires_at', '<=', now).execute();
+    return rows.map((row) => row.client_id);
+  }
+
   async enqueue(serviceId: string, clientIds: readonly string[], packet: StoredPacket & { brokerId: string; brokerCounter: number }): Promise<void> {
     if (clientIds.length === 0) return;
     const text = encode(packet);

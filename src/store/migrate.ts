@@ -10,6 +10,7 @@ import { udpQueue } from './migrations/0008-udp-queue.js';
 import { eventCursor } from './migrations/0011-event-cursor.js';
 import { endpointCredentials } from './migrations/0012-endpoint-credentials.js';
 import { mqttSessions } from './migrations/0013-mqtt-sessions.js';
+import { mqttSessionExpiry } from './migrations/0015-mqtt-session-expiry.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -24,6 +25,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0011-event-cursor': eventCursor(database.dialect),
     '0012-endpoint-credentials': endpointCredentials(database.dialect),
     '0013-mqtt-sessions': mqttSessions(database.dialect),
+    '0015-mqtt-session-expiry': mqttSessionExpiry(database.dialect),
   };
 }
 

@@ -202,6 +202,12 @@ export interface MqttIncomingTable {
   packet: string;
 }
 
+export interface MqttSessionExpiryTable {
+  service_id: string;
+  client_id: string;
+  expires_at: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -222,6 +228,7 @@ export interface Schema {
   mqtt_subscriptions: MqttSubscriptionsTable;
   mqtt_outgoing: MqttOutgoingTable;
   mqtt_incoming: MqttIncomingTable;
+  mqtt_session_expiry: MqttSessionExpiryTable;
 }
 
 export function toJson(value: unknown): string {

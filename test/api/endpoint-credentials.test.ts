@@ -206,11 +206,12 @@ for (const dialect of DIALECTS) {
     });
 
     // Runs last: it rewinds this database's migrations.
-    it('upgrades a database that has run every earlier migration (0008 and 0011 included) to 0012 and 0013', async () => {
-      // Undo 0012 and what came after it (0013), as if this were a database of the release before.
-      await sql`delete from iotbridge_migrations where name in (${'0012-endpoint-credentials'}, ${'0013-mqtt-sessions'})`.execute(other.db);
-      for (const table of ['endpoint_credentials', 'mqtt_retained', 'mqtt_subscriptions', 'mqtt_outgoing', 'mqtt_incoming']) await other.db.schema.dropTable(table).execute();
-      assert.deepEqual(await migrateToLatest(other), ['0012-endpoint-credentials', '0013-mqtt-sessions']);
+    it('upgrades a database that has run every earlier migration (0008 and 0011 included) to 0012 and later', async () => {
+      // Undo 0012 and the MQTT migrations after it, as if this were a database of the release before.
+      const undone = ['0012-endpoint-credentials', '0013-mqtt-sessions', '0015-mqtt-session-expiry'];
+      await sql`delete from iotbridge_migrations where name in (${sql.join(undone)})`.execute(other.db);
+      for (const table of ['endpoint_credentials', 'mqtt_retained', 'mqtt_subscriptions', 'mqtt_outgoing', 'mqtt_incoming', 'mqtt_session_expiry']) await other.db.schema.dropTable(table).execute();
+      assert.deepEqual(await migrateToLatest(other), undone);
       assert.deepEqual(await migrateToLatest(other), [], 'nothing left to apply');
       const endpoint = await createEndpoint(service, account.token, { key: 'after-upgrade', serviceId });
       assert.equal((await setPassword(endpoint.id, { password: 'after-upgrade' })).status, 204);

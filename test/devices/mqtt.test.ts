@@ -75,10 +75,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...Buffer.concat(raw.received)], [0x20, 0x02, 0x00, 0x02], 'an empty client id needs a clean session');
     });
 
-    it('answers an MQTT 5 CONNECT with "unacceptable protocol version" and closes', async () => {
-      await device(a.token, serviceA, 'v5-1');
+    it('answers a protocol level it does not serve with "unacceptable protocol version" and closes', async () => {
+      await device(a.token, serviceA, 'v6-1');
       const raw = await RawConnection.open(service.ports.mqtt!);
-      raw.write(generate({ cmd: 'connect', protocolVersion: 5, protocolId: 'MQTT', clientId: 'v5', clean: true, keepalive: 30, username: 'v5-1', password: Buffer.from(PASSWORD) }, { protocolVersion: 5 }));
+      // An MQTT 3.1.1 CONNECT with the protocol level byte (after "MQTT") set to 6.
+      const connect = generate({ cmd: 'connect', protocolVersion: 4, protocolId: 'MQTT', clientId: 'v6', clean: true, keepalive: 30, username: 'v6-1', password: Buffer.from(PASSWORD) });
+      connect[8] = 6;
+      raw.write(connect);
       assert.ok(await raw.closedWithin(3000));
       assert.deepEqual([...Buffer.concat(raw.received)], [0x20, 0x02, 0x00, 0x01]);
     });
