@@ -148,7 +148,11 @@ export class MqttServer implements DeviceServer, MqttChannel {
   async stop(): Promise<void> {
     this.#stopping = true;
     const closed = this.#servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
-    for (const session of this.#sessions.values()) session.login.v5?.adapter.closeWith(REASON.serverShuttingDown);
+    for (const session of this.#sessions.values()) {
+      // MQTT 5 devices hear why before their connection goes.
+      session.login.v5?.adapter.closeWith(REASON.serverShuttingDown);
+      session.login.v5?.adapter.destroy();
+    }
     for (const connection of this.#connections) connection.destroy();
     const brokers = await Promise.allSettled(this.#brokers.values());
     for (const result of brokers) {

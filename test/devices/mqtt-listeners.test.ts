@@ -125,6 +125,15 @@ describe('MQTT over TLS and WebSocket (sqlite)', () => {
       await client.endAsync();
     });
 
+    it('an MQTT 5 device works over TLS too (publication properties reach the event)', async () => {
+      const endpoint = await device('tls5-1');
+      const client = await connect(tlsUrl(), 'tls5-1', { ca: cert, rejectUnauthorized: true, servername: 'localhost', protocolVersion: 5 });
+      await client.publishAsync('tls5-1/up', 'v5', { qos: 1, properties: { contentType: 'text/plain' } });
+      const [published] = await history(service, account.token, ['mqtt-publish'], endpoint.id);
+      assert.deepEqual(published?.data.properties, { contentType: 'text/plain' });
+      await client.endAsync();
+    });
+
     it('the certificate is really checked: without its CA the client refuses the server', async () => {
       await assert.rejects(
         mqtt.connectAsync(tlsUrl(), { username: 'tls-1', password: PASSWORD, reconnectPeriod: 0, connectTimeout: 5000, rejectUnauthorized: true }),
@@ -203,6 +212,19 @@ describe('MQTT over TLS and WebSocket (sqlite)', () => {
       const [published] = await history(service, account.token, ['mqtt-publish'], endpoint.id);
       assert.equal(published!.data.text, 'from-ws');
       assert.equal(published!.data.clientId, 'ws-client');
+    });
+
+    it('an MQTT 5 device logs in over WebSocket, publishes through a topic alias and receives what a script publishes', async () => {
+      const endpoint = await device('ws5-1');
+      const client = await connect(wsUrl(), 'ws5-1', { protocolVersion: 5 });
+      await client.subscribeAsync('ws5-1/cmd', { qos: 1 });
+      await runScript(service, account.token, "mqtt.publish(null, 'ws5-1/cmd', 'hi-5', {qos: 1});", { endpoint: endpoint.id });
+      await waitFor(async () => (client.received.length > 0 ? true : undefined), 'the command over WebSocket');
+      assert.deepEqual(client.received, [{ topic: 'ws5-1/cmd', payload: 'hi-5', qos: 1 }]);
+      await client.publishAsync('ws5-1/up', 'one', { qos: 1, properties: { topicAlias: 1 } });
+      await client.publishAsync('', 'two', { qos: 1, properties: { topicAlias: 1 } });
+      const events = await history(service, account.token, ['mqtt-publish'], endpoint.id);
+      assert.deepEqual(events.map((e) => [e.data.topic, e.data.text]).sort(), [['ws5-1/up', 'one'], ['ws5-1/up', 'two']]);
     });
 
     it('negotiates the mqtt subprotocol, serves only /mqtt, and answers plain HTTP with 426', async () => {

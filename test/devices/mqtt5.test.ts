@@ -271,7 +271,11 @@ for (const dialect of DIALECTS) {
       await eventsArrive(service, a.token, ['on-disconnect'], 1, endpoint.id);
       const queued = await runScript(service, a.token, "mqtt.publish(null, 'restart5-1/cmd', 'while-away', {qos: 1});", { endpoint: endpoint.id });
       assert.equal(queued.status, 'success', queued.error ?? '');
+      await device(a.token, serviceA, 'bystander5-1');
+      const bystander = await connect('bystander5-1');
+      const told = new Promise<number | undefined>((resolve) => bystander.once('disconnect', (packet) => resolve(packet.reasonCode)));
       service = await service.restart();
+      assert.equal(await told, 0x8b, 'a connected MQTT 5 device hears "server shutting down"');
       const back = await connect('restart5-1', { clientId: 'restart5', clean: false, properties: { sessionExpiryInterval: 1 } });
       await waitFor(async () => (back.received.length > 0 ? true : undefined), 'the queued message after the restart');
       assert.deepEqual(back.received.map((m) => m.payload), ['while-away']);
@@ -323,6 +327,7 @@ for (const dialect of DIALECTS) {
         ['a malformed PUBLISH', Buffer.from([0x30, 0x06, 0x00, 0x01, 0x61, 0x7f, 0x01, 0x02]), 0x81],
         ['a CONNACK sent by the client', generate({ cmd: 'connack', reasonCode: 0, sessionPresent: false }, { protocolVersion: 5 }), 0x82],
         ['an AUTH packet', generate({ cmd: 'auth', reasonCode: 0x18 }, { protocolVersion: 5 }), 0x82],
+        ['a DISCONNECT giving an expiry after CONNECT had none', generate({ cmd: 'disconnect', reasonCode: 0, properties: { sessionExpiryInterval: 10 } }, { protocolVersion: 5 }), 0x82],
         ['a subscription identifier', generate({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'hostile5-1/x', qos: 0 }], properties: { subscriptionIdentifier: 5 } }, { protocolVersion: 5 }), 0xa1],
       ];
       for (const [what, bytes, code] of cases) {
