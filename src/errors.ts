@@ -15,6 +15,7 @@ export const ERRORS = {
   IOTB_AUTH_LOGIN_FAILED: { status: 401, message: 'The email or password is wrong' },
   IOTB_AUTH_ACCOUNT_FORBIDDEN: { status: 403, message: 'The token cannot act in this account' },
   IOTB_AUTH_FORBIDDEN: { status: 403, message: 'The token is not allowed to do this' },
+  IOTB_AUTH_BUSY: { status: 503, message: 'Too many password checks are waiting; try again shortly' },
 
   // Accounts
   IOTB_ACCOUNT_NOT_FOUND: { status: 404, message: 'No such account' },

@@ -5,7 +5,7 @@
  */
 import type { SeenByMessageId } from './dedup.js';
 import { FifoMap } from './fifo-map.js';
-import type { TokenBucket } from './rate-limiter.js';
+import type { TokenBucket } from '../devices/rate-limit.js';
 
 export interface PeerState extends TokenBucket {
   verified: boolean;

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { ConcurrencyGate } from './gate.js';
 
 /** A new bearer token: the kind's prefix (`AT:` or `UT:`) and 192 random bits, URL-safe. */
 export function newTokenSecret(prefix: 'AT:' | 'UT:'): string {
@@ -18,10 +19,19 @@ export function hashTokenSecret(token: string): string {
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
 const KEY_LENGTH = 32;
 
+/**
+ * scrypt runs on libuv's thread pool (4 threads, shared with file and DNS work): at most 2 checks run at once,
+ * so a flood of log-ins cannot starve the rest of the process, and at most 256 wait (`IOTB_AUTH_BUSY` after).
+ */
+const scryptGate = new ConcurrencyGate(2, 256, 'IOTB_AUTH_BUSY');
+
 function scryptAsync(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, KEY_LENGTH, options, (error, key) => (error ? reject(error) : resolve(key)));
-  });
+  return scryptGate.run(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        scrypt(password, salt, KEY_LENGTH, options, (error, key) => (error ? reject(error) : resolve(key)));
+      }),
+  );
 }
 
 /** `scrypt$N$r$p$salt$hash`, salt and hash base64url; the parameters travel with the hash so they can be raised later. */

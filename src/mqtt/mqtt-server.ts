@@ -13,6 +13,7 @@ import type { Scope } from '../domain/scope.js';
 import { AppError } from '../errors.js';
 import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
 import { listenStream } from '../devices/listen.js';
+import { LoginThrottle } from '../devices/login-throttle.js';
 import { payloadFields, remoteAddress } from '../devices/payload.js';
 import { ServiceDirectory, type Configured } from '../devices/service-directory.js';
 import { DurablePersistence } from './durable-persistence.js';
@@ -43,6 +44,8 @@ const REFUSAL = {
   badCredentials: { v3: 4, v5: REASON.badUserNameOrPassword },
   notAuthorized: { v3: 5, v5: REASON.notAuthorized },
   badAuthenticationMethod: { v3: 5, v5: REASON.badAuthenticationMethod },
+  // 3.1.1 has no code for it; "server unavailable" is what clients retry later.
+  tooManyFailures: { v3: 3, v5: REASON.connectionRateExceeded },
 } as const;
 
 interface Refusal {
@@ -111,6 +114,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
   /** Presence updates of one device run in order (a reconnect's on-connect after the old on-disconnect). */
   readonly #work = new Map<string, Promise<void>>();
   readonly #servers: net.Server[] = [];
+  readonly #throttle = new LoginThrottle();
   #stopping = false;
 
   constructor(context: DeviceServerContext) {
@@ -209,7 +213,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
 
   /** A new connection: reads its CONNECT, logs the device in, and hands the connection to its service's broker. */
   #accept(stream: Duplex, socket: net.Socket): void {
-    const { remoteAddr } = remoteAddress(socket.remoteAddress ?? '', socket.remotePort ?? 0);
+    const { host, remoteAddr } = remoteAddress(socket.remoteAddress ?? '', socket.remotePort ?? 0);
     if (socket instanceof net.Socket) socket.setNoDelay(true);
     const guard = new PacketGuard(stream, this.#context.config.mqttMaxPacketBytes);
     this.#connections.add(guard);
@@ -230,7 +234,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
           this.#logger.info({ remoteAddr, level }, `MQTT log-in refused: protocol level ${level} (MQTT 3.1, 3.1.1 and 5 are served)`);
           return refuse(guard, undefined, { code: REFUSAL.unacceptableProtocol, reason: `protocol level ${level}` });
         }
-        const decision = await this.#login(connect, remoteAddr);
+        const decision = await this.#login(connect, { host, remoteAddr });
         if ('code' in decision) return refuse(guard, connect, decision);
         const { broker, persistence } = await this.#broker(decision.target);
         const endpointId = decision.endpoint.id;
@@ -258,13 +262,14 @@ export class MqttServer implements DeviceServer, MqttChannel {
         guard.release();
       })
       .catch((error: unknown) => {
-        this.#logger.error({ err: error, remoteAddr }, 'MQTT log-in failed; closing the connection');
+        if (error instanceof AppError && error.code === 'IOTB_AUTH_BUSY') this.#logger.warn({ remoteAddr }, 'MQTT log-in refused: too many password checks waiting');
+        else this.#logger.error({ err: error, remoteAddr }, 'MQTT log-in failed; closing the connection');
         refuse(guard, connect, { code: REFUSAL.serverUnavailable, reason: 'the service could not check the log-in' });
       });
   }
 
   /** The device a CONNECT names, or why it is refused (docs/mqtt.md "Logging in"). */
-  async #login(connect: IConnectPacket, remoteAddr: string): Promise<Login | Refusal> {
+  async #login(connect: IConnectPacket, { host, remoteAddr }: { host: string; remoteAddr: string }): Promise<Login | Refusal> {
     const refused = (code: Refusal['code'], reason: string, detail: Record<string, unknown> = {}): Refusal => {
       this.#logger.info({ remoteAddr, username: connect.username, clientId: connect.clientId, code: connect.protocolVersion === 5 ? code.v5 : code.v3, ...detail }, `MQTT log-in refused: ${reason}`);
       return { code, reason };
@@ -275,12 +280,19 @@ export class MqttServer implements DeviceServer, MqttChannel {
     if (connect.clientId === '' && connect.clean === false && version !== 5) return refused(REFUSAL.identifierRejected, 'an empty client id needs a clean session');
     if (connect.properties?.authenticationMethod !== undefined) return refused(REFUSAL.badAuthenticationMethod, `authentication method ${connect.properties.authenticationMethod} (only username and password are supported)`);
     const password = connect.password;
-    if (connect.username === undefined || connect.username === '' || password === undefined) return refused(REFUSAL.badCredentials, 'no username or password');
+    const key = connect.username;
+    if (key === undefined || key === '' || password === undefined) return refused(REFUSAL.badCredentials, 'no username or password');
+    const retryAfter = this.#throttle.retryAfter(host, key);
+    if (retryAfter > 0) return refused(REFUSAL.tooManyFailures, `too many failed log-ins from this address; checked again in ${Math.ceil(retryAfter / 1000)} s`);
     const matches: Endpoint[] = [];
-    for (const candidate of await this.#context.presence.findDevices('mqtt', connect.username)) {
+    for (const candidate of await this.#context.presence.findDevices('mqtt', key)) {
       if (await this.#context.domain.endpoints.verifyDevicePassword(candidate, password.toString('utf8'))) matches.push(candidate);
     }
-    if (matches.length === 0) return refused(REFUSAL.badCredentials, 'unknown endpoint key or wrong password');
+    if (matches.length === 0) {
+      this.#throttle.failed(host, key);
+      return refused(REFUSAL.badCredentials, 'unknown endpoint key or wrong password');
+    }
+    this.#throttle.succeeded(host, key);
     if (matches.length > 1) return refused(REFUSAL.notAuthorized, 'several endpoints share this key and password', { endpointIds: matches.map((e) => e.id) });
     const endpoint = matches[0]!;
     const target = await this.#directory.get(endpoint.serviceId);

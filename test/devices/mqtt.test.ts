@@ -75,6 +75,14 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...Buffer.concat(raw.received)], [0x20, 0x02, 0x00, 0x02], 'an empty client id needs a clean session');
     });
 
+    it('after 5 wrong passwords for a key from one address, its log-ins are refused (CONNACK 3) without a password check', async () => {
+      await device(a.token, serviceA, 'guessed-1');
+      await device(a.token, serviceA, 'bystander-1');
+      for (let attempt = 1; attempt <= 5; attempt++) assert.equal(await devices.refusal('guessed-1', `guess-number-${attempt}`), 4, `attempt ${attempt}`);
+      assert.equal(await devices.refusal('guessed-1', PASSWORD), 3, 'even the right password is not checked now');
+      assert.equal(await devices.refusal('bystander-1', PASSWORD), 0, 'another key from the same address logs in');
+    });
+
     it('answers a protocol level it does not serve with "unacceptable protocol version" and closes', async () => {
       await device(a.token, serviceA, 'v6-1');
       const raw = await RawConnection.open(service.ports.mqtt!);

@@ -123,6 +123,20 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('after 5 wrong passwords for a key from one address, its log-ins get CONNACK 0x9F (connection rate exceeded)', async () => {
+      await device(a.token, serviceA, 'guessed5-1');
+      const attempt = async (password: string) => {
+        const raw = await RawConnection.open(service.ports.mqtt!);
+        raw.write(connect5('guessed5-1', password));
+        await raw.closedWithin(3000);
+        return expectPacket(packetsOf(raw)[0], 'connack');
+      };
+      for (let i = 1; i <= 5; i++) assert.equal((await attempt(`guess-number-${i}`)).reasonCode, 0x86);
+      const refused = await attempt(PASSWORD);
+      assert.equal(refused.reasonCode, 0x9f);
+      assert.match(refused.properties?.reasonString ?? '', /too many failed log-ins/);
+    });
+
     it('assigns the endpoint key as client id when the CONNECT has none', async () => {
       await device(a.token, serviceA, 'anon5-1');
       const raw = await RawConnection.open(service.ports.mqtt!);

@@ -1,8 +1,8 @@
-/** Per-peer request rate limiting with a token bucket; over the limit a request gets 4.29 (RFC 8516). */
+/** Token buckets: per-peer request rates (CoAP answers 4.29 over them, RFC 8516) and failed device log-ins (MQTT). */
 export interface RateLimit {
-  /** Sustained requests per second. */
+  /** Sustained rate, per second. */
   readonly rate: number;
-  /** Requests allowed in a burst (the bucket size). */
+  /** How many are allowed in a burst (the bucket size). */
   readonly burst: number;
 }
 
