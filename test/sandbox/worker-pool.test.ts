@@ -27,7 +27,7 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
       scriptName: 'trigger:test.js',
       script,
       globals: { event: { type: 'reading', data: { t: 21.5 } } },
-      namespaces: { trigger: [], demo: ['echo', 'fail', 'slow'] },
+      namespaces: { trigger: [], demo: ['echo', 'fail', 'slow', 'hold'] },
       host: async (namespace, fn, args) => {
         if (fn === 'echo') return { namespace, fn, args };
         if (fn === 'slow') return new Promise((resolve) => setTimeout(() => resolve('late'), 10_000));
@@ -143,6 +143,49 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
     const results = await Promise.all(Array.from({ length: 24 }, (_, i) => run(`log(${i} * 2)`, { accountId: 'burst', scriptId: 'burst@1' })));
     assert.deepEqual(results.map((r) => r.status), Array(24).fill('success'), JSON.stringify(results.find((r) => r.status !== 'success')));
     assert.deepEqual(results.map((r) => r.logs[0]), Array.from({ length: 24 }, (_, i) => String(i * 2)));
+  });
+
+  it('runs a script on the worker alone while it needs nothing from the service, and from the start when it does', async () => {
+    let hostCalls = 0;
+    const extra = (t: number): Partial<ScriptRun> => ({
+      scriptId: 'sometimes-host@1',
+      globals: { event: { data: { t } } },
+      host: async (_namespace, fn, args) => {
+        hostCalls++;
+        return { fn, args };
+      },
+    });
+    // A discarded attempt would show as a doubled line, a caught refusal or a leftover global.
+    const script = `log('before', event.data.t, typeof leftover, geospatial.geodist(0, 0, 0, 0));
+      if (event.data.t > 30) { try { log(JSON.stringify(demo.echo(event.data.t))); } catch (e) { log('caught ' + e.message); } }
+      globalThis.leftover = 1; log('after');`;
+    assert.deepEqual((await run(script, extra(20))).logs, ['before 20 undefined 0', 'after']);
+    assert.equal(hostCalls, 0);
+    const needing = await run(script, extra(35));
+    assert.deepEqual([needing.status, needing.logs], ['success', ['before 35 undefined 0', '{"fn":"echo","args":[35]}', 'after']]);
+    assert.equal(hostCalls, 1, 'the host is called once');
+    assert.deepEqual((await run(script, extra(21))).logs, ['before 21 undefined 0', 'after']);
+    assert.equal(hostCalls, 1);
+  });
+
+  it('starts a run again in a clean context when its discarded attempt left something that cannot be removed', async () => {
+    const result = await run(`log('a'); try { trigger.exit('stopped'); } catch (e) {}
+      Object.defineProperty(globalThis, 'pinned', { value: 1, configurable: false }); demo.echo(1); log(typeof pinned);`);
+    assert.deepEqual([result.status, result.error, result.logs], ['failed', 'stopped', ['a', 'number']]);
+    assert.deepEqual((await run(`log(typeof pinned)`)).logs, ['undefined']);
+  });
+
+  it('runs short scripts of an account while another of its runs waits for the service', async () => {
+    let release!: () => void;
+    const waiting = run(`log(demo.hold())`, {
+      accountId: 'busy',
+      host: () => new Promise((resolve) => (release = () => resolve('released'))),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const quick = await Promise.all(Array.from({ length: 12 }, (_, i) => run(`log(${i} + 1)`, { accountId: 'busy', scriptId: 'quick@1' })));
+    assert.deepEqual(quick.map((r) => r.logs[0]), Array.from({ length: 12 }, (_, i) => String(i + 1)));
+    release();
+    assert.deepEqual((await waiting).logs, ['released']);
   });
 
   it('keeps accounts in separate isolates', async () => {

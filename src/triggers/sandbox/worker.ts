@@ -20,12 +20,14 @@ const MAX_PER_ACCOUNT = 4;
 interface AccountSandbox {
   readonly isolate: ivm.Isolate;
   readonly context: ivm.Context;
-  /** The bootstrap's runner: (runId, fn, eventJson, globalsJson). */
-  readonly runner: ivm.Reference<(runId: number, fn: unknown, eventJson: string, globalsJson: string) => void>;
+  /** The bootstrap's runner: (runId, fn, eventJson, globalsJson, sync). */
+  readonly runner: ivm.Reference<(runId: number, fn: unknown, eventJson: string, globalsJson: string, sync: boolean) => void>;
   /** Compiled trigger functions by script id (trigger id @ version). */
   readonly scripts: Map<string, ivm.Reference<unknown>>;
   readonly namespacesJson: string;
   inUse: number;
+  /** Runs executing on an isolate thread (`apply`): while any does, no run may take the isolate on the worker's thread. */
+  threadedRuns: number;
   /** A run left something on the global object that cannot be removed: the context is replaced after it. */
   tainted: boolean;
   /** Settles once the context and runner exist: a sandbox joins its account's pool before it is ready. */
@@ -37,6 +39,8 @@ interface RunState {
   readonly accountId: string;
   readonly logs: string[];
   exitMessage: string | null;
+  /** A run on the worker's thread called a namespace only the service answers: the attempt is void. */
+  needsHost: boolean;
 }
 
 /**
@@ -45,10 +49,12 @@ interface RunState {
  */
 const BOOTSTRAP = `
 (function () {
-  const call = globalThis.__iotbCall, log = globalThis.__iotbLog, exit = globalThis.__iotbExit, taint = globalThis.__iotbTaint;
+  const call = globalThis.__iotbCall, syncCall = globalThis.__iotbSyncCall, log = globalThis.__iotbLog, exit = globalThis.__iotbExit, taint = globalThis.__iotbTaint;
   const names = JSON.parse(globalThis.__iotbNamespaces);
-  delete globalThis.__iotbCall; delete globalThis.__iotbLog; delete globalThis.__iotbExit; delete globalThis.__iotbTaint; delete globalThis.__iotbNamespaces;
+  delete globalThis.__iotbCall; delete globalThis.__iotbSyncCall; delete globalThis.__iotbLog; delete globalThis.__iotbExit; delete globalThis.__iotbTaint; delete globalThis.__iotbNamespaces;
   let run = 0;
+  /** The run executes on the worker's own thread: namespace calls are answered at once (or refused, see worker.ts). */
+  let sync = false;
   /** Libraries imported by the run under way: evaluated once per run, never shared between runs. */
   let imported = Object.create(null);
   const text = (v) => typeof v === 'string' ? v : (() => { try { return JSON.stringify(v); } catch (e) { return String(v); } })();
@@ -111,7 +117,8 @@ const BOOTSTRAP = `
     const target = {};
     for (const fn of names[namespace]) {
       target[fn] = function () {
-        const out = call.applySyncPromise(undefined, [run, namespace, fn, JSON.stringify(Array.from(arguments))]);
+        const args = JSON.stringify(Array.from(arguments));
+        const out = sync ? syncCall.applySync(undefined, [run, namespace, fn, args]) : call.applySyncPromise(undefined, [run, namespace, fn, args]);
         const reply = JSON.parse(out);
         if (reply.error !== undefined) throw new Error(namespace + '.' + fn + ': ' + reply.error);
         return reply.value;
@@ -156,8 +163,9 @@ const BOOTSTRAP = `
   }
   freeze(Object.getPrototypeOf(globalThis));
   const baseline = new Set(Reflect.ownKeys(globalThis));
-  return function (runId, fn, eventJson, globalsJson) {
+  return function (runId, fn, eventJson, globalsJson, syncRun) {
     run = runId;
+    sync = syncRun === true;
     imported = Object.create(null);
     try {
       fn(JSON.parse(eventJson), JSON.parse(globalsJson));
@@ -166,6 +174,7 @@ const BOOTSTRAP = `
         if (!baseline.has(key) && !delete globalThis[key]) taint.applySync(undefined, []);
       }
       run = 0;
+      sync = false;
     }
   };
 })()
@@ -201,6 +210,15 @@ function localCall(runId: number, namespace: string, fn: string, argsJson: strin
     return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
   }
 }
+/** A namespace call of a run on the worker's thread: answered here, or the attempt is void (see `run`). */
+function syncCall(runId: number, namespace: string, fn: string, argsJson: string): string {
+  const local = localCall(runId, namespace, fn, argsJson);
+  if (local !== undefined) return local;
+  const state = runs.get(runId);
+  if (state) state.needsHost = true;
+  return JSON.stringify({ error: 'needs the service (the run starts again)' });
+}
+
 const pendingCalls = new Map<number, { resolve: (json: string) => void; runId: number }>();
 let nextCallId = 1;
 
@@ -211,10 +229,11 @@ function send(message: FromWorker): void {
 }
 
 /**
- * A sandbox of the account for one run, reserved (`inUse`) before it is returned: an idle one, else a new
- * one while the account has fewer than MAX_PER_ACCOUNT, else the least busy (the run then queues on its
- * isolate). Several per account let a run that waits (`trigger.wait`, a slow host call) not hold up the
- * account's other runs, and let one busy account use more than one core.
+ * A sandbox of the account for one run, reserved (`inUse`) before it is returned: an idle one, else (for a
+ * run tried on the worker's thread, which never holds an isolate across turns) one no run holds on its
+ * thread, else a new one while the account has fewer than MAX_PER_ACCOUNT, else the least busy (the run
+ * then queues on its isolate). Several per account let a run that waits (`trigger.wait`, a slow host call)
+ * not hold up the account's other runs, and let one busy account use more than one core.
  */
 async function sandboxFor(accountId: string, request: RunRequest): Promise<AccountSandbox> {
   const pool = (sandboxes.get(accountId) ?? []).filter((s) => {
@@ -225,7 +244,7 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
   // Most recently used last, so eviction takes the oldest accounts.
   sandboxes.delete(accountId);
   sandboxes.set(accountId, pool);
-  const idle = pool.find((s) => s.inUse === 0);
+  const idle = pool.find((s) => s.inUse === 0) ?? (threaded.has(request.scriptId) ? undefined : pool.find((s) => s.threadedRuns === 0));
   if (idle || pool.length >= MAX_PER_ACCOUNT) {
     const chosen = idle ?? pool.reduce((a, b) => (b.inUse < a.inUse ? b : a));
     chosen.inUse++;
@@ -245,6 +264,7 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
     scripts: new Map(),
     namespacesJson: request.namespacesJson,
     inUse: 1,
+    threadedRuns: 0,
     tainted: false,
     ready: Promise.resolve(),
   };
@@ -260,6 +280,7 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
     const context = await isolate.createContext();
     const global = context.global;
     await global.set('__iotbCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => hostCall(runId, namespace, fn, argsJson)));
+    await global.set('__iotbSyncCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => syncCall(runId, namespace, fn, argsJson)));
     await global.set('__iotbLog', new ivm.Reference((runId: number, line: string) => {
       const logs = runs.get(runId)?.logs;
       if (logs && logs.length < MAX_LOG_LINES) logs.push(line.length > MAX_LOG_LINE ? `${line.slice(0, MAX_LOG_LINE)}…` : line);
@@ -331,47 +352,134 @@ function describe(error: unknown, scriptName: string, isolate: ivm.Isolate, limi
   return { error: message, line: at ? Number(at[1]) : null };
 }
 
+/** A run is done with its sandbox: it goes back to the account's pool, or away if it cannot be used again. */
+function release(accountId: string, sandbox: AccountSandbox): void {
+  sandbox.inUse--;
+  if (sandbox.isolate.isDisposed || sandbox.tainted) retire(accountId, sandbox);
+}
+
+/** Compiled once per trigger version and isolate. */
+async function compiled(sandbox: AccountSandbox, request: RunRequest): Promise<ivm.Reference<unknown>> {
+  let fn = sandbox.scripts.get(request.scriptId);
+  if (!fn) {
+    const globalNames = Object.keys(request.globals).filter((name) => name !== 'event');
+    const script = await sandbox.isolate.compileScript(wrap(request.script, globalNames), { filename: request.scriptName });
+    fn = (await script.run(sandbox.context, { reference: true, timeout: request.limits.timeoutMs })) as ivm.Reference<unknown>;
+    sandbox.scripts.set(request.scriptId, fn);
+  }
+  return fn;
+}
+
+/**
+ * A run is first tried on the worker's own thread (`applySync`): a short script then costs a few µs instead
+ * of a hand-over to an isolate thread and back (~25–50 µs of CPU, most of a trivial trigger's cost). There
+ * the script cannot wait for the service, so a namespace call the worker cannot answer itself makes the
+ * attempt void: it has done nothing outside the isolate (its logs and exit message are dropped, what it
+ * added to the global object is removed) and the run starts again on an isolate thread, as does every later
+ * run of that script. Scripts whose runs take longer than SYNC_MAX_MS go to isolate threads as well, so the
+ * worker's event loop (and other accounts' runs waiting for host answers) is never held for long.
+ */
+const SYNC_MAX_MS = 1;
+/** Script ids (trigger id @ version) that run on isolate threads only. */
+const threaded = new Set<string>();
+/** Per script run on the worker's thread: a moving average of the isolate CPU time of its runs (ms). */
+const cpuAverage = new Map<string, number>();
+
+function runThreaded(scriptId: string): void {
+  if (threaded.size >= 10_000) threaded.clear(); // forgetting costs one more attempt per script
+  threaded.add(scriptId);
+  cpuAverage.delete(scriptId);
+}
+
+/**
+ * A run on the worker's thread used `cpuMs` of its isolate's CPU time (the isolate thread's own time, so the
+ * machine's load does not count). A script whose runs average more than SYNC_MAX_MS goes to isolate
+ * threads; a single slow run (a garbage collection) moves the average by an eighth.
+ */
+function noteCpu(scriptId: string, cpuMs: number): void {
+  const average = ((cpuAverage.get(scriptId) ?? 0) * 7 + cpuMs) / 8;
+  if (average > SYNC_MAX_MS) {
+    runThreaded(scriptId);
+    return;
+  }
+  if (cpuAverage.size >= 10_000) cpuAverage.clear();
+  cpuAverage.set(scriptId, average);
+}
+
 async function run(request: RunRequest): Promise<RunResult> {
   const started = process.hrtime.bigint();
-  const state: RunState = { accountId: request.accountId, logs: [], exitMessage: null };
+  const state: RunState = { accountId: request.accountId, logs: [], exitMessage: null, needsHost: false };
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
   let wallExpired = false;
   let sandbox: AccountSandbox;
+  /** The run no longer holds `sandbox` (between giving up a tainted one and getting a new one). */
+  let released = false;
   try {
     sandbox = await sandboxFor(request.accountId, request);
   } catch (error) {
     return { status: 'failed', error: `sandbox error: ${String(error)}`, line: null, logs: [], durationMs: elapsed() };
   }
-  const { isolate } = sandbox;
   runs.set(request.runId, state);
   const wallTimer = setTimeout(() => {
     wallExpired = true;
     // A script stuck in a host call or over its wall time: nothing else can stop it. The account's next run gets a new isolate.
-    isolate.dispose();
+    sandbox.isolate.dispose();
   }, request.limits.wallTimeoutMs);
   const failed = (error: unknown): RunResult =>
     state.exitMessage !== null
       ? { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs: elapsed() }
-      : { status: 'failed', ...describe(error, request.scriptName, isolate, request.limits, wallExpired), logs: state.logs, durationMs: elapsed() };
+      : { status: 'failed', ...describe(error, request.scriptName, sandbox.isolate, request.limits, wallExpired), logs: state.logs, durationMs: elapsed() };
+  const succeeded = (): RunResult =>
+    state.exitMessage !== null
+      ? { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs: elapsed() }
+      : { status: 'success', error: null, line: null, logs: state.logs, durationMs: elapsed() };
   try {
-    let fn = sandbox.scripts.get(request.scriptId);
-    if (!fn) {
-      const globalNames = Object.keys(request.globals).filter((name) => name !== 'event');
-      const script = await isolate.compileScript(wrap(request.script, globalNames), { filename: request.scriptName });
-      fn = (await script.run(sandbox.context, { reference: true, timeout: request.limits.timeoutMs })) as ivm.Reference<unknown>;
-      sandbox.scripts.set(request.scriptId, fn);
-    }
+    let fn = await compiled(sandbox, request);
     const { event, ...globals } = request.globals;
-    await sandbox.runner.apply(undefined, [request.runId, fn.derefInto(), JSON.stringify(event ?? null), JSON.stringify(globals)], { timeout: request.limits.timeoutMs });
-    if (state.exitMessage !== null) return { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs: elapsed() };
-    return { status: 'success', error: null, line: null, logs: state.logs, durationMs: elapsed() };
+    const eventJson = JSON.stringify(event ?? null);
+    const globalsJson = JSON.stringify(globals);
+    // Not while a run holds the isolate on its thread: it may be waiting for this thread (a host call, a log line).
+    if (sandbox.threadedRuns === 0 && !threaded.has(request.scriptId) && request.limits.timeoutMs <= request.limits.wallTimeoutMs) {
+      let error: unknown;
+      let threw = false;
+      const cpuBefore = sandbox.isolate.cpuTime;
+      try {
+        sandbox.runner.applySync(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, true], { timeout: request.limits.timeoutMs });
+      } catch (thrown) {
+        threw = true;
+        error = thrown;
+      }
+      if (!state.needsHost || sandbox.isolate.isDisposed) {
+        if (!sandbox.isolate.isDisposed) noteCpu(request.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6);
+        return threw ? failed(error) : succeeded();
+      }
+      // It needs the service: again from the start, on an isolate thread.
+      runThreaded(request.scriptId);
+      state.logs.length = 0;
+      state.exitMessage = null;
+      state.needsHost = false;
+      if (sandbox.tainted) {
+        // The attempt left something on the global object: the run starts again in a clean context.
+        release(request.accountId, sandbox);
+        released = true;
+        sandbox = await sandboxFor(request.accountId, request);
+        released = false;
+        fn = await compiled(sandbox, request);
+      }
+    }
+    sandbox.threadedRuns++;
+    try {
+      await sandbox.runner.apply(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, false], { timeout: request.limits.timeoutMs });
+    } finally {
+      sandbox.threadedRuns--;
+    }
+    return succeeded();
   } catch (error) {
     return failed(error);
   } finally {
     clearTimeout(wallTimer);
     runs.delete(request.runId);
-    sandbox.inUse--;
-    if (isolate.isDisposed || sandbox.tainted) retire(request.accountId, sandbox);
+    if (!released) release(request.accountId, sandbox);
     for (const [callId, pending] of pendingCalls) {
       if (pending.runId === request.runId) {
         pendingCalls.delete(callId);
