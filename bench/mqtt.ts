@@ -1,6 +1,7 @@
 /**
  * MQTT benchmark: N devices (mqtt.js, MQTT 3.1.1, each logged in with its endpoint key and password) publish
- * QoS 1 messages into their topic space of an MQTT service of the real service in this process (SQLite);
+ * QoS 1 messages into their topic space of an MQTT service of the real service, run in a process of its own
+ * (bench/mqtt-service.ts, SQLite) as Mosquitto runs in its own, while the devices share this one;
  * every publication is an `mqtt-publish` event a trivial trigger runs on. Measured, each as the median of
  * several runs:
  *   - publish → PUBACK, saturated, trigger disabled (the event is durable before PUBACK);
@@ -17,14 +18,14 @@
  *   npm run bench:mqtt
  *   BENCH_MQTT_DEVICES=200 BENCH_MQTT_MESSAGES=5000 BENCH_RUNS=5 npm run bench:mqtt
  *   BENCH_MQTT_REFERENCE=mqtt://127.0.0.1:1884 BENCH_MQTT_RATE=1000 npm run bench:mqtt
+ *   BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench:mqtt
  */
+import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
-import pino from 'pino';
-import { IotBridge } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import type { ServiceMessage } from './mqtt-service.js';
 
 const DEVICES = Number(process.env.BENCH_MQTT_DEVICES ?? 100);
 const MESSAGES = Number(process.env.BENCH_MQTT_MESSAGES ?? 3000);
@@ -247,30 +248,29 @@ async function batched(count: number, size: number, task: (i: number) => Promise
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-bench-mqtt-'));
-  // Warnings and errors the service logs under load are counted and shown (stderr).
-  const logged: string[] = [];
-  const logStream = {
-    write(line: string) {
-      logged.push(line);
-      process.stderr.write(line);
-    },
-  };
   let bridgeTarget: Target | undefined;
-  const bridge = new IotBridge(
-    loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, mqttPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: TOKEN }),
-    pino({ level: 'warn' }, logStream),
-    {
-      // Subscribed after the trigger engine: it sees an event once the triggers for it have finished.
-      beforeBusStart: (bus) =>
-        bus.subscribe(async (event) => {
-          const round = bridgeTarget?.current;
-          if (!round || event.type !== 'mqtt-publish') return;
-          const data = event.data as { topic?: string; text?: string };
-          if (data.topic?.endsWith(`/bench/${round.tag}`)) round.finish(Number(data.text));
-        }),
-    },
-  );
-  const started = await bridge.start();
+  // The service in its own process; it reports its ports, the messages whose triggers finished, and at the
+  // end how many warnings and errors it logged (shown on stderr as they come).
+  const service = fork(new URL('./mqtt-service.ts', import.meta.url), [], {
+    // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service.
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
+    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_ADMIN_TOKEN: TOKEN },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let serviceWarnings = 0;
+  const serviceStopped = new Promise<void>((resolve) => service.once('exit', () => resolve()));
+  const started = await new Promise<{ ports: Record<string, number> }>((resolve, reject) => {
+    service.once('exit', (code) => reject(new Error(`the service exited (${String(code)}) before it started`)));
+    service.on('message', (message: ServiceMessage) => {
+      if (message.kind === 'started') resolve(message);
+      else if (message.kind === 'stopped') serviceWarnings = message.warnings;
+      else {
+        const round = bridgeTarget?.current;
+        if (!round) return;
+        for (const [topic, seq] of message.items) if (topic.endsWith(`/bench/${round.tag}`)) round.finish(seq);
+      }
+    });
+  });
   const closing: MqttClient[] = [];
   try {
     const base = `http://127.0.0.1:${started.ports.http}`;
@@ -424,7 +424,7 @@ async function main(): Promise<void> {
     const ratio = (bridgeValue: number, referenceValues: number[]) => (referenceValues.length === RUNS ? (bridgeValue / median(referenceValues)).toFixed(2) : '–');
     const refCell = (values: number[], show: (n: number) => string) => (values.length === RUNS ? show(median(values)) : '–');
     console.log(
-      `# IoT Bridge MQTT: ${cpus().length} cores, Node ${process.version}, SQLite, ${DEVICES} devices (mqtt.js, MQTT 3.1.1, QoS 1, in this process), ` +
+      `# IoT Bridge MQTT: ${cpus().length} cores, Node ${process.version}, SQLite, the service in its own process, ${DEVICES} devices (mqtt.js, MQTT 3.1.1, QoS 1, in the benchmark's process), ` +
         `${MESSAGES} messages per round, in flight per device ≤${WINDOW} un-acked (≤${FINISH_WINDOW} unfinished when saturating to finished), median of ${RUNS} runs; reference: ${reference ? `Mosquitto at ${REFERENCE_URL} (its own process)` : 'none'}\n`,
     );
     console.log('| measure | IoT Bridge | Mosquitto (reference) | ratio bridge/Mosquitto |');
@@ -449,12 +449,13 @@ async function main(): Promise<void> {
     if (incidents.length > 0) console.log(`!! ${incidents.length} connection incidents: ${incidents.slice(0, 5).join('; ')}`);
     for (const failure of referenceFailures) console.log(`!! reference round stalled: ${failure}`);
     if (duplicateFinishes > 0) console.log(`!! ${duplicateFinishes} messages finished twice (QoS 1 redelivery)`);
-    if (logged.length > 0) console.log(`!! the service logged ${logged.length} warnings/errors (on stderr)`);
     if (executions !== triggered || (failed.total as number) > 0) process.exitCode = 1;
   } finally {
     shuttingDown = true;
     await Promise.all(closing.map((client) => client.endAsync(true).catch(() => undefined)));
-    await bridge.stop();
+    service.send('stop');
+    await serviceStopped;
+    if (serviceWarnings > 0) console.log(`!! the service logged ${serviceWarnings} warnings/errors (on stderr)`);
     await rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -39,6 +39,8 @@ export class PacketGuard extends Duplex {
   #first: { resolve: (packet: Buffer | undefined) => void; promise: Promise<Buffer | undefined> };
   /** Offset in the held bytes where the first packet ends, once it has. */
   #firstEnd: number | undefined;
+  /** Writes to the device are being gathered until the end of this tick. */
+  #corked = false;
   /** A violation was found: nothing more is read. */
   #dead = false;
   /** What to send the device before closing for a violation (set once its protocol version is known). */
@@ -106,6 +108,15 @@ export class PacketGuard extends Duplex {
 
   #forward(chunk: Buffer, callback: (error?: Error | null) => void): void {
     if (this.inner.destroyed) return callback(new Error('connection closed'));
+    // Packets written in the same tick (the PUBACKs of one read, a burst of deliveries) leave in one write.
+    if (!this.#corked) {
+      this.#corked = true;
+      this.inner.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        this.inner.uncork();
+      });
+    }
     if (this.inner.write(chunk)) return callback();
     const done = () => {
       this.inner.off('close', done);

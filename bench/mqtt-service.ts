@@ -1,0 +1,54 @@
+/**
+ * The service under test of bench/mqtt.ts, in a process of its own (as the Mosquitto reference is), so the
+ * benchmark's MQTT clients do not share its event loop. Started with the data directory and admin token in
+ * the environment; tells its parent the bound ports, then, batched per event-loop turn, which benchmark
+ * messages finished: a bus consumer subscribed after the trigger engine sees an `mqtt-publish` event once the
+ * triggers for it have finished. Stops when the parent sends "stop" (or goes away).
+ */
+import pino from 'pino';
+import { IotBridge } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+
+/** What the parent hears. */
+export type ServiceMessage =
+  | { readonly kind: 'started'; readonly ports: Record<string, number> }
+  | { readonly kind: 'finished'; readonly items: [topic: string, seq: number][] }
+  | { readonly kind: 'stopped'; readonly warnings: number };
+
+const send = (message: ServiceMessage) => process.send?.(message);
+let warnings = 0;
+const logStream = {
+  write(line: string) {
+    warnings++;
+    process.stderr.write(line);
+  },
+};
+let pending: [string, number][] = [];
+const bridge = new IotBridge(
+  loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, mqttPort: 0, httpHost: '127.0.0.1', dataDir: process.env.BENCH_DATA_DIR!, adminToken: process.env.BENCH_ADMIN_TOKEN!, ...(process.env.BENCH_EVENT_PARALLELISM ? { eventParallelism: Number(process.env.BENCH_EVENT_PARALLELISM) } : {}) }),
+  pino({ level: 'warn' }, logStream),
+  {
+    beforeBusStart: (bus) =>
+      bus.subscribe(async (event) => {
+        if (event.type !== 'mqtt-publish') return;
+        const data = event.data as { topic?: string; text?: string };
+        if (!data.topic?.includes('/bench/')) return;
+        if (pending.length === 0) {
+          setImmediate(() => {
+            send({ kind: 'finished', items: pending });
+            pending = [];
+          });
+        }
+        pending.push([data.topic, Number(data.text)]);
+      }),
+  },
+);
+const started = await bridge.start();
+send({ kind: 'started', ports: started.ports });
+let stopping: Promise<void> | undefined;
+const stop = () => (stopping ??= bridge.stop());
+process.on('message', (message) => {
+  if (message === 'stop') void stop().then(() => process.send?.({ kind: 'stopped', warnings } satisfies ServiceMessage, () => process.exit(0)));
+});
+// The benchmark went away without saying stop.
+process.on('disconnect', () => void stop().finally(() => process.exit(0)));
