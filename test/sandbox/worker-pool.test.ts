@@ -188,6 +188,21 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
     assert.deepEqual((await waiting).logs, ['released']);
   });
 
+  it('fails a run whose event is not JSON without holding up the runs sent with it', async () => {
+    const [bad, good] = await Promise.all([run(`log('never')`, { globals: { event: { data: { big: 1n } } } }), run(`log('fine')`)]);
+    assert.deepEqual([bad.status, bad.logs], ['failed', []]);
+    assert.match(bad.error ?? '', /not JSON/);
+    assert.deepEqual([good.status, good.logs], ['success', ['fine']]);
+  });
+
+  it('gives each run the namespaces of its own list (lists are sent to a worker once)', async () => {
+    const probe = `log(typeof demo, typeof other)`;
+    const other = { namespaces: { trigger: [], other: ['thing'] } };
+    assert.deepEqual((await run(probe)).logs, ['object undefined']);
+    assert.deepEqual((await run(probe, other)).logs, ['undefined object']);
+    assert.deepEqual((await run(probe)).logs, ['object undefined']);
+  });
+
   it('keeps accounts in separate isolates', async () => {
     const a = await run(`log(typeof leak)`, { accountId: 'tenant-a', globals: { leak: 'a-secret' } });
     const b = await run(`log(typeof leak)`, { accountId: 'tenant-b', globals: {} });

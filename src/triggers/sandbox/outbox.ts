@@ -1,6 +1,6 @@
 /**
  * Collects messages for one peer during a turn of the event loop and sends them as one array: under
- * load, a pipe write and a structured-clone header per message cost more than the scripts themselves.
+ * load, a pipe write and the framing of each message cost more than the scripts themselves.
  */
 export class Outbox<T> {
   readonly #send: (messages: T[]) => void;

@@ -1,5 +1,6 @@
 /**
- * Messages between the service and a script worker process (child_process IPC, structured clone).
+ * Messages between the service and a script worker process (child_process IPC, JSON: for these small
+ * messages of strings and numbers it costs half of the structured clone on the service's side).
  * Each IPC message is an array: what one side has to say in one turn of its event loop goes together,
  * one pipe write instead of one per run (see `outbox.ts`).
  */
@@ -22,11 +23,20 @@ export interface RunRequest {
   readonly scriptId: string;
   readonly scriptName: string;
   readonly script: string;
-  /** Values the script sees as globals: `event`, the trigger's global variables. JSON only. */
-  readonly globals: Record<string, unknown>;
-  /** JSON of `{ namespace: [function names] }` the script can call on the host. */
-  readonly namespacesJson: string;
+  /** JSON of what the script sees as `event`. */
+  readonly eventJson: string;
+  /** JSON of the other values the script sees as globals (the trigger's global variables): `{ name: value }`. */
+  readonly globalsJson: string;
+  /** The namespaces the script can call on the host: the id of a {@link NamespaceList} sent before. */
+  readonly namespaces: number;
   readonly limits: RunLimits;
+}
+
+/** `{ namespace: [function names] }`, sent once per worker and list rather than with every run. */
+export interface NamespaceList {
+  readonly kind: 'namespaces';
+  readonly id: number;
+  readonly json: string;
 }
 
 export interface HostReply {
@@ -37,7 +47,7 @@ export interface HostReply {
   readonly error?: string | undefined;
 }
 
-export type ToWorker = RunRequest | HostReply;
+export type ToWorker = RunRequest | HostReply | NamespaceList;
 
 export interface HostCall {
   readonly kind: 'call';

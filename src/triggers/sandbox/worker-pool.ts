@@ -44,6 +44,8 @@ interface Worker {
   readonly index: number;
   readonly child: ChildProcess;
   readonly outbox: Outbox<ToWorker>;
+  /** Namespace lists (by their JSON) this worker has been sent, with their ids. */
+  readonly namespaceIds: Map<string, number>;
 }
 
 // Under tsx (tests, `npm run dev`) this module is TypeScript and so is the worker next to it.
@@ -61,6 +63,7 @@ export class WorkerPool implements ScriptRunner {
   readonly #workers: Worker[] = [];
   readonly #inFlight = new Map<number, InFlight>();
   #nextRunId = 1;
+  #nextNamespacesId = 1;
   #stopping = false;
 
   constructor(options: WorkerPoolOptions) {
@@ -69,7 +72,27 @@ export class WorkerPool implements ScriptRunner {
   }
 
   run(run: ScriptRun): Promise<RunResult> {
+    let eventJson: string;
+    let globalsJson = '{}';
+    try {
+      eventJson = JSON.stringify(run.globals.event ?? null);
+      for (const name in run.globals) {
+        if (name === 'event') continue;
+        const { event: _event, ...globals } = run.globals;
+        globalsJson = JSON.stringify(globals);
+        break;
+      }
+    } catch (error) {
+      return Promise.resolve(failed(`the event or a global variable is not JSON: ${error instanceof Error ? error.message : String(error)}`));
+    }
     const worker = this.#workers[hash(run.accountId) % this.#workers.length]!;
+    const namespacesJson = namesJson(run.namespaces);
+    let namespaces = worker.namespaceIds.get(namespacesJson);
+    if (namespaces === undefined) {
+      namespaces = this.#nextNamespacesId++;
+      worker.namespaceIds.set(namespacesJson, namespaces);
+      worker.outbox.push({ kind: 'namespaces', id: namespaces, json: namespacesJson });
+    }
     const runId = this.#nextRunId++;
     return new Promise<RunResult>((resolve) => {
       // The worker enforces the wall time itself; if it cannot (its event loop blocked, e.g. by a runaway
@@ -86,8 +109,9 @@ export class WorkerPool implements ScriptRunner {
         scriptId: run.scriptId,
         scriptName: run.scriptName,
         script: run.script,
-        globals: run.globals,
-        namespacesJson: namesJson(run.namespaces),
+        eventJson,
+        globalsJson,
+        namespaces,
         limits: this.#options.limits,
       };
       worker.outbox.push(request);
@@ -114,20 +138,28 @@ export class WorkerPool implements ScriptRunner {
   #spawn(index: number): Worker {
     const child = fork(WORKER, [], {
       execArgv: EXEC_ARGV,
-      serialization: 'advanced',
+      serialization: 'json',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, IOTBRIDGE_SQL_DIR: this.#options.sqlDir },
     });
+    const namespaceIds = new Map<string, number>();
     const outbox = new Outbox<ToWorker>((messages) => {
       if (!child.connected) return; // its runs fail when its exit is seen
-      child.send(messages, (error) => {
-        if (!error) return;
+      const undelivered = (error: Error) => {
+        namespaceIds.clear(); // whatever list was in it is sent again with the next run
         for (const message of messages) {
           if (message.kind === 'run') this.#finish(message.runId, failed(`could not reach the script worker: ${error.message}`));
         }
-      });
+      };
+      try {
+        child.send(messages, (error) => {
+          if (error) undelivered(error);
+        });
+      } catch (error) {
+        undelivered(error instanceof Error ? error : new Error(String(error)));
+      }
     });
-    const worker: Worker = { index, child, outbox };
+    const worker: Worker = { index, child, outbox, namespaceIds };
     child.on('message', (messages: FromWorker[]) => {
       for (const message of messages) this.#onMessage(worker, message);
     });

@@ -24,7 +24,8 @@ interface AccountSandbox {
   readonly runner: ivm.Reference<(runId: number, fn: unknown, eventJson: string, globalsJson: string, sync: boolean) => void>;
   /** Compiled trigger functions by script id (trigger id @ version). */
   readonly scripts: Map<string, ivm.Reference<unknown>>;
-  readonly namespacesJson: string;
+  /** Id of the namespace list its bootstrap defined. */
+  readonly namespaces: number;
   inUse: number;
   /** Runs executing on an isolate thread (`apply`): while any does, no run may take the isolate on the worker's thread. */
   threadedRuns: number;
@@ -182,18 +183,13 @@ const BOOTSTRAP = `
 
 const sandboxes = new Map<string, AccountSandbox[]>();
 const runs = new Map<number, RunState>();
-/** The service's namespace list (by its JSON) with the worker-local namespaces added. */
-const namesWithLocal = new Map<string, string>();
+/** The service's namespace lists by id, with the worker-local namespaces added (JSON). */
+const namespaceLists = new Map<number, string>();
 
 function withLocal(namespacesJson: string): string {
-  let merged = namesWithLocal.get(namespacesJson);
-  if (merged === undefined) {
-    const names = JSON.parse(namespacesJson) as Record<string, string[]>;
-    for (const [namespace, functions] of Object.entries(LOCAL_NAMESPACES)) names[namespace] = [...new Set([...(names[namespace] ?? []), ...Object.keys(functions)])];
-    merged = JSON.stringify(names);
-    namesWithLocal.set(namespacesJson, merged);
-  }
-  return merged;
+  const names = JSON.parse(namespacesJson) as Record<string, string[]>;
+  for (const [namespace, functions] of Object.entries(LOCAL_NAMESPACES)) names[namespace] = [...new Set([...(names[namespace] ?? []), ...Object.keys(functions)])];
+  return JSON.stringify(names);
 }
 
 /** Answers a pure namespace call here, or returns undefined when the service must answer it. */
@@ -237,7 +233,7 @@ function send(message: FromWorker): void {
  */
 async function sandboxFor(accountId: string, request: RunRequest): Promise<AccountSandbox> {
   const pool = (sandboxes.get(accountId) ?? []).filter((s) => {
-    const usable = !s.isolate.isDisposed && !s.tainted && s.namespacesJson === request.namespacesJson;
+    const usable = !s.isolate.isDisposed && !s.tainted && s.namespaces === request.namespaces;
     if (!usable) retire(accountId, s);
     return usable;
   });
@@ -262,7 +258,7 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
     context: undefined as never,
     runner: undefined as never,
     scripts: new Map(),
-    namespacesJson: request.namespacesJson,
+    namespaces: request.namespaces,
     inUse: 1,
     threadedRuns: 0,
     tainted: false,
@@ -292,7 +288,9 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
     await global.set('__iotbTaint', new ivm.Reference(() => {
       sandbox.tainted = true;
     }));
-    await global.set('__iotbNamespaces', withLocal(request.namespacesJson));
+    const names = namespaceLists.get(request.namespaces);
+    if (names === undefined) throw new Error(`namespace list ${request.namespaces} was never sent`);
+    await global.set('__iotbNamespaces', names);
     const bootstrap = await isolate.compileScript(BOOTSTRAP, { filename: 'iotbridge:bootstrap' });
     const runner = (await bootstrap.run(context, { reference: true, timeout: 5000 })) as AccountSandbox['runner'];
     Object.assign(sandbox, { context, runner });
@@ -362,7 +360,7 @@ function release(accountId: string, sandbox: AccountSandbox): void {
 async function compiled(sandbox: AccountSandbox, request: RunRequest): Promise<ivm.Reference<unknown>> {
   let fn = sandbox.scripts.get(request.scriptId);
   if (!fn) {
-    const globalNames = Object.keys(request.globals).filter((name) => name !== 'event');
+    const globalNames = Object.keys(JSON.parse(request.globalsJson) as Record<string, unknown>);
     const script = await sandbox.isolate.compileScript(wrap(request.script, globalNames), { filename: request.scriptName });
     fn = (await script.run(sandbox.context, { reference: true, timeout: request.limits.timeoutMs })) as ivm.Reference<unknown>;
     sandbox.scripts.set(request.scriptId, fn);
@@ -435,9 +433,7 @@ async function run(request: RunRequest): Promise<RunResult> {
       : { status: 'success', error: null, line: null, logs: state.logs, durationMs: elapsed() };
   try {
     let fn = await compiled(sandbox, request);
-    const { event, ...globals } = request.globals;
-    const eventJson = JSON.stringify(event ?? null);
-    const globalsJson = JSON.stringify(globals);
+    const { eventJson, globalsJson } = request;
     // Not while a run holds the isolate on its thread: it may be waiting for this thread (a host call, a log line).
     if (sandbox.threadedRuns === 0 && !threaded.has(request.scriptId) && request.limits.timeoutMs <= request.limits.wallTimeoutMs) {
       let error: unknown;
@@ -511,6 +507,8 @@ function receive(message: ToWorker): void {
       (error: unknown) =>
         send({ kind: 'done', runId: message.runId, result: { status: 'failed', error: `sandbox error: ${String(error)}`, line: null, logs: [], durationMs: 0 } }),
     );
+  } else if (message.kind === 'namespaces') {
+    namespaceLists.set(message.id, withLocal(message.json));
   } else if (message.kind === 'reply') {
     const pending = pendingCalls.get(message.callId);
     if (!pending) return;
