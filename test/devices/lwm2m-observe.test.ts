@@ -2,16 +2,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
+import { until } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
-
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 interface HistoryEvent {
   type: string;
@@ -64,7 +57,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await device.changeValue('/3/0/9', 42), 1);
       assert.equal(await device.changeValue('/3/0/14', '+00:00'), 0, 'a path outside the composite notifies nobody');
       let data: HistoryEvent[] = [];
-      await eventually(async () => (data = await observeData(endpoint.id)).length === 3);
+      await until(async () => (data = await observeData(endpoint.id)).length === 3, 'three notifications');
       const last = Object.fromEntries(data[2]!.data.values.map((v: { path: string; value: unknown }) => [v.path, v.value]));
       assert.deepEqual(last, { '/3/0/9': 42, '/3303/0/5700': 30.5 });
       assert.equal(data[2]!.data.token, observed.body.token);
@@ -92,7 +85,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await device.changeValue('/3303/0/5700', 24.5), 1);
       assert.equal(await device.changeValue('/3/0/9', 80), 0, 'an unobserved path notifies nobody');
       let data: HistoryEvent[] = [];
-      await eventually(async () => (data = await observeData(endpoint.id)).length === 3);
+      await until(async () => (data = await observeData(endpoint.id)).length === 3, 'three notifications');
       assert.ok(data.every((e) => e.data.token === token && e.data.path === '/3303/0/5700'));
       assert.deepEqual(data.map((e) => e.data.values[0].value), [21.5, 23.75, 24.5]);
       assert.deepEqual(data[1]?.data.objectIds, [3303]);
@@ -121,7 +114,7 @@ for (const dialect of DIALECTS) {
       assert.equal(observed.body.values.length, 2);
       assert.equal(await device.changeValue('/3303/0/5701', 'Far'), 1);
       let data: HistoryEvent[] = [];
-      await eventually(async () => (data = await observeData(endpoint.id)).length === 2);
+      await until(async () => (data = await observeData(endpoint.id)).length === 2, 'two notifications');
       assert.equal(data[1]?.data.token, observed.body.token);
       assert.equal(data[1]?.data.format, 'tlv');
       assert.deepEqual(Object.fromEntries(data[1]?.data.values.map((v: { path: string; value: unknown }) => [v.path, v.value])), { '/3303/0/5700': 21.5, '/3303/0/5701': 'Far' });
@@ -145,7 +138,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await objects(endpoint.id)).observations, []);
       // The device still believes it is observed: its notification gets RST and nothing is emitted.
       await device.changeValue('/3/0/9', 42);
-      await eventually(() => device.coap.observers().length === 0);
+      await until(() => device.coap.observers().length === 0, 'the observation cancelled on the device');
       await sleep(200);
       assert.equal((await observeData(endpoint.id)).length, 1, 'only the first answer');
       assert.equal((await operate(endpoint.id, 'cancelObserve', { path: '/3/0/9' })).status, 404);

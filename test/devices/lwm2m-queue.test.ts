@@ -2,21 +2,12 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
+import { waitFor } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 /** Devices in queue mode count as awake this long after they were heard from (short, for the test). */
 const AWAKE_MS = 300;
-
-async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 for (const dialect of DIALECTS) {
   describe(`LwM2M queue mode (${dialect.name})`, { skip: dialect.skip }, () => {
@@ -72,7 +63,7 @@ for (const dialect of DIALECTS) {
       assert.equal(written.status, 200, JSON.stringify(written.body));
       assert.equal(device.values.get('/3/0/14')?.value, '+03:00');
       assert.deepEqual(device.received.slice(before), ['0.01 /3/0/9', '0.03 /3/0/14'], 'sent after the update, in order');
-      const final = await eventually(async () => (await results(endpoint.id)).find((r) => r.intermediate === false));
+      const final = await waitFor(async () => (await results(endpoint.id)).find((r) => r.intermediate === false), 'the final result');
       assert.equal(final.success, true);
       assert.equal(final.values[0].value, 95);
     });
@@ -99,10 +90,10 @@ for (const dialect of DIALECTS) {
       assert.equal(waiting.status, 504, 'a synchronous request gives up after its timeout');
 
       assert.equal(await device.register(), '2.01');
-      const purged = await eventually(async () => {
+      const purged = await waitFor(async () => {
         const finals = (await results(endpoint.id)).filter((r) => r.intermediate === false);
         return finals.length === 2 ? finals : undefined;
-      });
+      }, 'both purged results');
       assert.deepEqual(purged.map((r) => [r.context, r.success, r.error.code]), [[1, false, 'IOTB_LWM2M_QUEUE_PURGED'], [2, false, 'IOTB_LWM2M_QUEUE_PURGED']]);
       assert.deepEqual(device.received, [], 'nothing purged reached the device');
     });
@@ -121,12 +112,12 @@ for (const dialect of DIALECTS) {
         await sleep(100);
         device.ping();
         assert.equal((await pending).status, 200, 'the ping woke the queue');
-        const outcome = await eventually(async () => {
+        const outcome = await waitFor(async () => {
           const after = (await service.request('GET', `/endpoints/${endpoint.id}`, { token: tenant.token })).body;
           const events = await service.request('GET', `/history?endpoint=${endpoint.id}&type=coap-keepalive`, { token: tenant.token });
           const found = { after, keepAliveEvents: (events.body.items as { type: string }[]).filter((e) => e.type === 'coap-keepalive').length };
           return done(found, registered.lastSeenAt) ? found : undefined;
-        });
+        }, `the effect of keep-alive mode ${mode}`);
         return { registered, ...outcome };
       };
       const nothing = await seenAfter('do-nothing', () => true);

@@ -1,18 +1,10 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
 import { CoapEndpoint, option, OptionNumber, uriQueryOptions } from '../../src/coap/index.js';
+import { until } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
-
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 async function historyOf(service: TestService, token: string, endpointId: string): Promise<{ type: string; data: any }[]> {
   const found = await service.request('GET', `/history?endpoint=${endpointId}&limit=100`, { token });
@@ -215,10 +207,10 @@ for (const dialect of DIALECTS) {
       const failed = await operate(endpoint.id, 'read', { path: '/77/0', context: 'second' });
       assert.equal(failed.status, 202);
       let results: { type: string; data: any }[] = [];
-      await eventually(async () => {
+      await until(async () => {
         results = (await historyOf(service, tenant.token, endpoint.id)).filter((e) => e.type === 'lwm2m-result');
         return results.length === 2;
-      });
+      }, 'both lwm2m-result events');
       const byContext = new Map(results.map((r) => [JSON.stringify(r.data.context), r.data]));
       assert.equal(byContext.get('{"job":7}')?.success, true);
       assert.equal(byContext.get('{"job":7}')?.values[0].value, 95);
@@ -256,7 +248,7 @@ for (const dialect of DIALECTS) {
       await a.stop();
       const b = await client('addr-b', { localPort: port });
       assert.equal(await b.register(), '2.01');
-      await eventually(async () => (await service.request('GET', `/endpoints/${first.id}`, { token: tenant.token })).body.statusDetails.remoteAddr === undefined);
+      await until(async () => (await service.request('GET', `/endpoints/${first.id}`, { token: tenant.token })).body.statusDetails.remoteAddr === undefined, "a's address given up");
       const objects = await service.request('GET', `/endpoints/${first.id}/lwm2m/objects`, { token: tenant.token });
       assert.equal(objects.body.registered, false, "a's registration ended with its address");
     });

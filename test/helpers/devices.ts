@@ -15,6 +15,11 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, what: stri
   }
 }
 
+/** Polls `check` until it holds (or `timeoutMs` passes). */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+  await waitFor(async () => ((await check()) ? true : undefined), what, timeoutMs);
+}
+
 export interface HistoryEvent {
   readonly id: string;
   readonly type: string;
