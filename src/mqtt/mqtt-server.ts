@@ -115,6 +115,8 @@ export class MqttServer implements DeviceServer, MqttChannel {
   readonly #work = new Map<string, Promise<void>>();
   readonly #servers: net.Server[] = [];
   readonly #throttle = new LoginThrottle();
+  /** Session ends being stored (MQTT 5 expiry); stop() waits for them. */
+  readonly #background = new Set<Promise<void>>();
   #stopping = false;
 
   constructor(context: DeviceServerContext) {
@@ -165,6 +167,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
       await new Promise<void>((resolve) => result.value.broker.close(() => resolve()));
     }
     await Promise.all(this.#work.values());
+    await Promise.all(this.#background);
     await Promise.all(closed);
   }
 
@@ -425,9 +428,12 @@ export class MqttServer implements DeviceServer, MqttChannel {
   #sessionEnds(login: Login, persistence: DurablePersistence, expiry: number): void {
     const clientId = login.endpoint.id;
     if (expiry === SESSION_NEVER_EXPIRES) return;
-    // Forgotten at once (its in-memory part synchronously), before a reconnect can pick it up.
-    if (expiry === 0) return void persistence.forgetSession(clientId).catch((error: unknown) => this.#logger.error({ err: error, endpointId: clientId }, 'MQTT session could not be forgotten'));
-    this.#store.setExpiry(login.target.service.id, clientId, Date.now() + expiry * 1000).catch((error: unknown) => this.#logger.error({ err: error, endpointId: clientId }, 'MQTT session expiry could not be stored'));
+    // Started at once: a reconnect's log-in (a database round trip at least) comes after it.
+    const step = expiry === 0 ? persistence.forgetSession(clientId) : this.#store.setExpiry(login.target.service.id, clientId, Date.now() + expiry * 1000);
+    const tracked = step
+      .catch((error: unknown) => this.#logger.error({ err: error, endpointId: clientId }, 'MQTT session end could not be stored'))
+      .finally(() => this.#background.delete(tracked));
+    this.#background.add(tracked);
   }
 
   #subscriptionEvent(client: Client, type: string, topics: { topic: string; qos?: number }[]): void {
