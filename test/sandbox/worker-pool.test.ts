@@ -115,6 +115,29 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
     assert.deepEqual(frozen.logs, ['function function']);
   });
 
+  it('removes what a run added to the global object however it was added, and keeps the built-in bindings', async () => {
+    const same = { scriptId: 'adds-globals@1' };
+    const adds = `log([typeof implicit, typeof viaDefine, typeof viaDefines, typeof viaReflect, typeof viaEval, typeof viaGetter].join(' '), typeof JSON, typeof Math, typeof Date);
+      implicit = 1;
+      Object.defineProperty(globalThis, 'viaDefine', { value: 1, configurable: true });
+      Object.defineProperties(globalThis, { viaDefines: { value: 1, configurable: true } });
+      Reflect.defineProperty(globalThis, 'viaReflect', { value: 1, configurable: true });
+      (0, eval)('var viaEval = 1');
+      globalThis.__defineGetter__('viaGetter', function () { return 1; });
+      JSON = null; try { delete globalThis.Math; } catch (e) {} globalThis.Date = 1;`;
+    const clean = 'undefined undefined undefined undefined undefined undefined object object function';
+    assert.deepEqual((await run(adds, same)).logs, [clean]);
+    assert.deepEqual((await run(adds, same)).logs, [clean]);
+    const watched = await run(`log(Object.defineProperty.name, Object.defineProperty.length, Reflect.defineProperty.length, Object.defineProperties.length, Object.defineProperty({}, 'a', { value: 5 }).a)`);
+    assert.deepEqual(watched.logs, ['defineProperty 3 3 2 5'], 'the functions the runner watches behave as before');
+  });
+
+  it('gives the next run a usable global object after one made it non-extensible', async () => {
+    await run(`Object.preventExtensions(globalThis);`);
+    const after = await run(`implicitAfterFreeze = 2; log(implicitAfterFreeze);`);
+    assert.deepEqual([after.status, after.logs], ['success', ['2']]);
+  });
+
   it('fails the runs of a worker that dies with the reason, and replaces the worker', async () => {
     const before = pool.pids;
     const pending = run(`demo.slow();`);
