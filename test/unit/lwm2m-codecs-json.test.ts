@@ -83,6 +83,18 @@ describe('LwM2M JSON (TS 1.0 6.4.4)', () => {
     assert.deepEqual(decode(JSON_CF, utf8(json), { basePath: '/33000/0', models }), records);
   });
 
+  it('reads unmodelled numbers by their form: integers as integer (unsigned above int64), others as float', () => {
+    const json = '{"bn":"/33001/0/","e":[{"n":"0","v":-5},{"n":"1","v":18446744073709551615},{"n":"2","v":2.5}]}';
+    assert.deepEqual(
+      decode(JSON_CF, utf8(json), { basePath: '/33001/0' }).map((record) => [record.path, record.type, record.value]),
+      [
+        ['/33001/0/0', 'integer', -5],
+        ['/33001/0/1', 'unsigned', 18446744073709551615n],
+        ['/33001/0/2', 'float', 2.5],
+      ],
+    );
+  });
+
   it('refuses NaN and infinities, which JSON cannot carry', () => {
     assert.throws(() => encode(JSON_CF, [{ path: '/6/0/0', type: 'float', value: NaN }], { basePath: '/6/0' }), CodecError);
     assert.throws(() => encode(JSON_CF, [{ path: '/6/0/0', type: 'float', value: -Infinity }], { basePath: '/6/0' }), CodecError);

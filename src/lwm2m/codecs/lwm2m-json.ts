@@ -12,9 +12,8 @@ import {
   booleanOf,
   bytesOf,
   canonicalRecords,
-  checkIntegerRange,
   checkUnique,
-  dateOf,
+  type CodecOptions,
   depth,
   describe,
   encodeUtf8,
@@ -22,9 +21,9 @@ import {
   formatObjlnk,
   fromBase64,
   integerOf,
-  integerResult,
   makeRecord,
   modelType,
+  numericValue,
   objlnkOf,
   parseBasePath,
   parseObjlnk,
@@ -32,8 +31,6 @@ import {
   timeOf,
   toBase64,
   valuePath,
-  wholeNumber,
-  type CodecOptions,
 } from './values.js';
 
 const FORMAT = 'json';
@@ -85,19 +82,7 @@ function typedValue(entry: { readonly [key: string]: JsonValue }, key: (typeof V
   };
   if (key === 'v') {
     if (typeof value !== 'number' && typeof value !== 'bigint') return wrong();
-    switch (type) {
-      case undefined:
-        return typeof value === 'bigint' ? ['integer', integerResult(checkIntegerRange(FORMAT, value, value < 0n ? 'integer' : 'unsigned', where))] : ['float', value];
-      case 'integer':
-      case 'unsigned':
-        return [type, integerResult(checkIntegerRange(FORMAT, wholeNumber(FORMAT, value, where), type, where))];
-      case 'float':
-        return [type, Number(value)];
-      case 'time':
-        return [type, dateOf(FORMAT, value, where)];
-      default:
-        return wrong();
-    }
+    return numericValue(FORMAT, value, type, where) ?? wrong();
   }
   if (key === 'bv') return typeof value === 'boolean' && (type === undefined || type === 'boolean') ? ['boolean', value] : wrong();
   if (typeof value !== 'string') return wrong();

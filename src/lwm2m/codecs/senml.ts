@@ -9,27 +9,24 @@ import { CodecError, type FormatName } from './errors.js';
 import {
   booleanOf,
   bytesOf,
-  checkIntegerRange,
+  canonicalRecords,
   checkUnique,
-  dateOf,
+  type CodecOptions,
   depth,
   floatOf,
   formatObjlnk,
   integerOf,
-  integerResult,
   makeRecord,
   modelType,
+  numericValue,
   objlnkOf,
   parseBasePath,
   parseObjlnk,
   RELATIVE_TIME_LIMIT,
-  canonicalRecords,
   stringOf,
   timeOf,
   toPath,
   valuePath,
-  wholeNumber,
-  type CodecOptions,
 } from './values.js';
 
 /**
@@ -123,22 +120,7 @@ function wrongField(format: FormatName, where: string, type: ResourceType | unde
 }
 
 function typedValue(format: FormatName, record: SenmlRecord, type: ResourceType | undefined, where: string): [ResourceType, ResourceValue] {
-  if (record.v !== undefined) {
-    const v = record.v;
-    switch (type) {
-      case undefined:
-        return typeof v === 'bigint' ? [v > 2n ** 63n - 1n ? 'unsigned' : 'integer', integerResult(checkIntegerRange(format, v, v < 0n ? 'integer' : 'unsigned', where))] : ['float', v];
-      case 'integer':
-      case 'unsigned':
-        return [type, integerResult(checkIntegerRange(format, wholeNumber(format, v, where), type, where))];
-      case 'float':
-        return [type, Number(v)];
-      case 'time':
-        return [type, dateOf(format, v, where)];
-      default:
-        return wrongField(format, where, type, 'v');
-    }
-  }
+  if (record.v !== undefined) return numericValue(format, record.v, type, where) ?? wrongField(format, where, type, 'v');
   if (record.vs !== undefined) return type === undefined || type === 'string' || type === 'corelnk' ? [type ?? 'string', record.vs] : wrongField(format, where, type, 'vs');
   if (record.vb !== undefined) return type === undefined || type === 'boolean' ? ['boolean', record.vb] : wrongField(format, where, type, 'vb');
   if (record.vd !== undefined) return type === undefined || type === 'opaque' ? ['opaque', record.vd] : wrongField(format, where, type, 'vd');

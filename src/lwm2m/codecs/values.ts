@@ -182,6 +182,26 @@ export function dateOf(format: FormatName, seconds: number | bigint, where: stri
   return date;
 }
 
+/**
+ * A number from a JSON or SenML `v` field, as the model's type; unmodelled, an integer literal is `integer`
+ * (`unsigned` above the int64 range) and any other number `float`. Undefined when the type takes no number.
+ */
+export function numericValue(format: FormatName, v: number | bigint, type: ResourceType | undefined, where: string): [ResourceType, ResourceValue] | undefined {
+  switch (type) {
+    case undefined:
+      return typeof v === 'bigint' ? [v > INT64_MAX ? 'unsigned' : 'integer', integerResult(checkIntegerRange(format, v, v < 0n ? 'integer' : 'unsigned', where))] : ['float', v];
+    case 'integer':
+    case 'unsigned':
+      return [type, integerResult(checkIntegerRange(format, wholeNumber(format, v, where), type, where))];
+    case 'float':
+      return [type, Number(v)];
+    case 'time':
+      return [type, dateOf(format, v, where)];
+    default:
+      return undefined;
+  }
+}
+
 // ---- object links --------------------------------------------------------------------------------------------
 
 /** "o:i" (Core Appendix C: two 16-bit unsigned integers separated by a colon). */
