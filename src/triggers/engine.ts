@@ -64,13 +64,13 @@ export class TriggerEngine {
       triggers.catch(() => this.#active.delete(event.accountId));
     }
     const active = await triggers;
-    const listening = active.filter((trigger) => trigger.events.includes(event.type));
+    let listening = listeningTo(active, event.type);
     // exec.now: the output event names the trigger to run; exec.sync output events ran already.
     const target = event.type === 'output' ? outputTarget(event) : undefined;
     if (target?.sync) return;
     if (target) {
       const named = active.find((trigger) => trigger.id === target.trigger);
-      if (named && !listening.includes(named)) listening.push(named);
+      if (named && !listening.includes(named)) listening = [...listening, named];
     }
     if (listening.length === 0) return;
     let endpoint: Endpoint | undefined;
@@ -82,32 +82,36 @@ export class TriggerEngine {
 
   /** Runs one trigger on one event and records the execution (also used for test runs). */
   async run(trigger: Trigger, event: Event, test: boolean, depth = 0): Promise<Execution> {
-    const startedAt = new Date().toISOString();
+    const startedAtMs = Date.now();
     const globals: Record<string, unknown> = { event };
-    for (const [name, variable] of Object.entries(trigger.globals)) globals[name] = variable.value;
-    const context: ScriptContext = {
+    for (const name in trigger.globals) globals[name] = trigger.globals[name]!.value;
+    const record: ScriptContext['record'] = { context: {}, groups: [] };
+    // What namespace functions see of the run; most runs call none, so it is made at the first call.
+    let context: Promise<ScriptContext> | undefined;
+    const contextOf = async (): Promise<ScriptContext> => ({
       scope: await this.#domain.accounts.platformScope(trigger.accountId, `trigger:${trigger.id}`),
       trigger,
       event,
       domain: this.#domain,
       ...this.#services,
-      record: { context: {}, groups: [] },
+      record,
       wallTimeoutMs: this.#wallTimeoutMs,
-      startedAtMs: Date.now(),
+      startedAtMs,
       runTrigger: (target, targetEvent, targetDepth) => this.run(target, targetEvent, false, targetDepth),
       depth,
-    };
+    });
+    const names = scriptNames(trigger);
     const result = await this.#runner.run({
       accountId: trigger.accountId,
-      scriptId: `${trigger.id}@${trigger.version}`,
-      scriptName: `trigger:${trigger.name.replace(/[^\w.-]/g, '_')}.js`,
+      scriptId: names.scriptId,
+      scriptName: names.scriptName,
       script: trigger.script,
       globals,
       namespaces: this.#names,
       host: async (namespace, fn, args) => {
         const host = this.#functions.get(`${namespace}.${fn}`);
         if (!host) throw new Error('no such function');
-        return host(context, args);
+        return host(await (context ??= contextOf()), args);
       },
     });
     const execution: Execution = {
@@ -116,15 +120,15 @@ export class TriggerEngine {
       triggerId: trigger.id,
       eventId: event.id,
       eventType: event.type,
-      startedAt,
+      startedAt: new Date(startedAtMs).toISOString(),
       durationMs: Math.round(result.durationMs * 1000) / 1000,
       status: result.status,
       error: result.error,
       line: result.line,
       logs: result.logs,
       test,
-      context: context.record.context,
-      groups: context.record.groups,
+      context: record.context,
+      groups: record.groups,
     };
     const recorded = this.#domain.executions.record(execution).catch((error: unknown) => {
       this.#logger.error({ err: error, triggerId: trigger.id }, 'could not record a trigger execution');
@@ -139,6 +143,31 @@ export class TriggerEngine {
   #endpointOf(event: Event): Promise<Endpoint | undefined> {
     return this.#domain.endpoints.byId(event.accountId, event.endpointId!);
   }
+}
+
+/** The triggers of an account's active list that listen to a type, found once per list and type. */
+const byType = new WeakMap<readonly Trigger[], Map<string, readonly Trigger[]>>();
+function listeningTo(active: readonly Trigger[], type: string): readonly Trigger[] {
+  let types = byType.get(active);
+  if (!types) byType.set(active, (types = new Map<string, readonly Trigger[]>()));
+  let listening = types.get(type);
+  if (!listening) {
+    listening = active.filter((trigger) => trigger.events.includes(type));
+    // Custom event types are unbounded: past a few hundred, the list is filtered per event again.
+    if (types.size < 256) types.set(type, listening);
+  }
+  return listening;
+}
+
+/** The sandbox's names of a trigger version, made once per trigger object (the active ones are cached). */
+const namesOf = new WeakMap<Trigger, { scriptId: string; scriptName: string }>();
+function scriptNames(trigger: Trigger): { scriptId: string; scriptName: string } {
+  let names = namesOf.get(trigger);
+  if (!names) {
+    names = { scriptId: `${trigger.id}@${trigger.version}`, scriptName: `trigger:${trigger.name.replace(/[^\w.-]/g, '_')}.js` };
+    namesOf.set(trigger, names);
+  }
+  return names;
 }
 
 function outputTarget(event: Event): { trigger: string; sync: boolean } | undefined {
