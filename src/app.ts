@@ -139,7 +139,7 @@ export class IotBridge {
     const ports: Record<string, number> = {};
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
 
-    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, devices: channels });
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, devices: channels, trustProxy: config.trustProxy });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
     this.#ready = true;

@@ -7,6 +7,11 @@ export interface Config {
   readonly httpPort: number;
   /** Address the HTTP API binds. `IOTBRIDGE_HTTP_HOST`, default `0.0.0.0`. */
   readonly httpHost: string;
+  /**
+   * Which reverse proxies' X-Forwarded-For to believe for a client's address (sign-in throttling, logs).
+   * `IOTBRIDGE_TRUST_PROXY`: unset (none), `true` (any), a hop count, or comma-separated addresses/CIDRs.
+   */
+  readonly trustProxy: boolean | number | string;
   /** CoAP/LwM2M UDP port. `IOTBRIDGE_COAP_PORT`, default 5683; 0 picks a free port. */
   readonly coapPort: number;
   /** Address CoAP binds. `IOTBRIDGE_COAP_HOST`, default unset: `::` dual-stack (IPv6 and IPv4). */
@@ -90,6 +95,7 @@ export const DEFAULTS = {
 export const ENV_NAMES: Record<keyof Config, string> = {
   httpPort: 'IOTBRIDGE_HTTP_PORT',
   httpHost: 'IOTBRIDGE_HTTP_HOST',
+  trustProxy: 'IOTBRIDGE_TRUST_PROXY',
   coapPort: 'IOTBRIDGE_COAP_PORT',
   coapHost: 'IOTBRIDGE_COAP_HOST',
   lwm2mAwakeMs: 'IOTBRIDGE_LWM2M_AWAKE_MS',
@@ -150,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   return {
     httpPort: port(merged, 'httpPort'),
     httpHost: optionalString(merged, 'httpHost') ?? DEFAULTS.httpHost,
+    trustProxy: trustProxy(merged.trustProxy),
     coapPort: port(merged, 'coapPort'),
     coapHost: optionalString(merged, 'coapHost'),
     lwm2mAwakeMs: positiveInt(merged, 'lwm2mAwakeMs'),
@@ -177,6 +184,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpFrom: optionalString(merged, 'smtpFrom') ?? DEFAULTS.smtpFrom,
     logLevel: optionalString(merged, 'logLevel') ?? DEFAULTS.logLevel,
   };
+}
+
+/** Fastify's `trustProxy`: unset or false → none, true → any, a whole number → hops, else the address list. */
+function trustProxy(value: unknown): boolean | number | string {
+  if (value === undefined || value === null || value === '' || value === false || value === 'false') return false;
+  if (value === true || value === 'true') return true;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  if (typeof value === 'string') return /^\d+$/.test(value) ? Number(value) : value;
+  throw new ConfigError(`${ENV_NAMES.trustProxy} must be true, false, a hop count or a list of proxy addresses`);
 }
 
 function readConfigFile(file: string): Source {

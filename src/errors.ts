@@ -16,6 +16,7 @@ export const ERRORS = {
   IOTB_AUTH_ACCOUNT_FORBIDDEN: { status: 403, message: 'The token cannot act in this account' },
   IOTB_AUTH_FORBIDDEN: { status: 403, message: 'The token is not allowed to do this' },
   IOTB_AUTH_BUSY: { status: 503, message: 'Too many password checks are waiting; try again shortly' },
+  IOTB_AUTH_LOGIN_THROTTLED: { status: 429, message: 'Too many failed sign-ins for this email from this address; try again later' },
 
   // Accounts
   IOTB_ACCOUNT_NOT_FOUND: { status: 404, message: 'No such account' },

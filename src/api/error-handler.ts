@@ -31,7 +31,10 @@ export function toAppError(error: FastifyError | Error): AppError {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    // An overload answer (503 busy) is not a failure of the service.
+    if (appError.status >= 500 && appError.code !== 'IOTB_AUTH_BUSY') request.log.error({ err: error }, 'request failed');
+    const retryAfter = (appError.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+    if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
     return reply.status(appError.status).send(errorBody(appError));
   });
   app.setNotFoundHandler((request, reply) => {

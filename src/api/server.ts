@@ -37,10 +37,12 @@ export interface HttpApiOptions {
   readonly objects: ObjectRegistry;
   /** The device servers' APIs (LwM2M device management for `/endpoints/{ref}/lwm2m/…`). */
   readonly devices: DeviceChannels;
+  /** Which proxies' X-Forwarded-For gives the client's address (`IOTBRIDGE_TRUST_PROXY`). */
+  readonly trustProxy: boolean | number | string;
 }
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, devices }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, devices, trustProxy }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -48,6 +50,8 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
     // Clients send the same query parameter several times for lists (tag=a&tag=b).
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
     return503OnClosing: true,
+    // A hop count as the function Fastify's types ask for (proxy-addr reads numbers the same way).
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);

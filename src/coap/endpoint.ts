@@ -30,7 +30,7 @@ import { isNewerNotification, ObserverRegistry, type Observer, type ObserverLimi
 import { checkOptions, decodeUint, etag, observe, OptionNumber, option, withoutOptions, withOption } from './options.js';
 import { DEFAULT_TRANSMISSION, deriveTimes, type DerivedTimes, type TransmissionParameters } from './parameters.js';
 import { PeerTable, type PeerState } from './peers.js';
-import { takeToken, type RateLimit } from '../devices/rate-limit.js';
+import { takeToken, type RateLimit } from '../domain/rate-limit.js';
 import { formatPeer, peerKey, UdpTransport, type BoundAddress, type Peer, type Transport } from './transport.js';
 
 /** What a request handler answers. */

@@ -50,7 +50,7 @@ export { CoapError, type CoapErrorCode } from './coap-error.js';
 export { DEFAULT_TRANSMISSION, deriveTimes, type DerivedTimes, type TransmissionParameters } from './parameters.js';
 export { formatPeer, peerKey, UdpTransport, type BoundAddress, type DatagramListener, type Peer, type Transport, type UdpTransportOptions } from './transport.js';
 export { isNewerNotification, type Observer } from './observers.js';
-export type { RateLimit } from '../devices/rate-limit.js';
+export type { RateLimit } from '../domain/rate-limit.js';
 export type { Block1Limits } from './block1-assembler.js';
 export type { StoreLimits } from './bounded-store.js';
 export type { ObserverLimits } from './observers.js';

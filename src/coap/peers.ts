@@ -5,7 +5,7 @@
  */
 import type { SeenByMessageId } from './dedup.js';
 import { FifoMap } from './fifo-map.js';
-import type { TokenBucket } from '../devices/rate-limit.js';
+import type { TokenBucket } from '../domain/rate-limit.js';
 
 export interface PeerState extends TokenBucket {
   verified: boolean;

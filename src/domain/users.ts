@@ -2,6 +2,7 @@ import { AppError } from '../errors.js';
 import { newId } from './ids.js';
 import type { Page, PageRequest } from './pagination.js';
 import type { Principal, Scope } from './scope.js';
+import { LoginThrottle } from './login-throttle.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './secrets.js';
 import { isRootPath, type IssuedToken, type Tokens } from './tokens.js';
 
@@ -44,6 +45,7 @@ export class Users {
   readonly #store: UserStore;
   readonly #tokens: Tokens;
   readonly #tokenTtlSeconds: number;
+  readonly #throttle = new LoginThrottle();
 
   constructor(store: UserStore, tokens: Tokens, options: { tokenTtlSeconds: number }) {
     this.#store = store;
@@ -95,11 +97,21 @@ export class Users {
     this.#tokens.forgetCached();
   }
 
-  /** Checks the password and issues a user token. The same 401 for an unknown email and a wrong password. */
-  async login(email: string, password: string): Promise<IssuedToken> {
-    const user = await this.#store.findByEmail(normaliseEmail(email));
+  /**
+   * Checks the password and issues a user token. The same 401 for an unknown email and a wrong password; 429
+   * (without a check) after too many failures for the email from `address`, or from `address` at all.
+   */
+  async login(email: string, password: string, address: string): Promise<IssuedToken> {
+    const normalised = normaliseEmail(email);
+    const retryAfterMs = this.#throttle.retryAfter(address, normalised);
+    if (retryAfterMs > 0) throw new AppError('IOTB_AUTH_LOGIN_THROTTLED', undefined, { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) });
+    const user = await this.#store.findByEmail(normalised);
     const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-    if (!user || !valid) throw new AppError('IOTB_AUTH_LOGIN_FAILED');
+    if (!user || !valid) {
+      this.#throttle.failed(address, normalised);
+      throw new AppError('IOTB_AUTH_LOGIN_FAILED');
+    }
+    this.#throttle.succeeded(address, normalised);
     return this.#tokens.createForUser(user, this.#tokenTtlSeconds);
   }
 

@@ -13,7 +13,7 @@ import type { Scope } from '../domain/scope.js';
 import { AppError } from '../errors.js';
 import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
 import { listenStream } from '../devices/listen.js';
-import { LoginThrottle } from '../devices/login-throttle.js';
+import { LoginThrottle } from '../domain/login-throttle.js';
 import { payloadFields, remoteAddress } from '../devices/payload.js';
 import { ServiceDirectory, type Configured } from '../devices/service-directory.js';
 import { DurablePersistence } from './durable-persistence.js';

@@ -86,6 +86,20 @@ for (const dialect of DIALECTS) {
       assert.equal(expired.body.error.code, 'IOTB_AUTH_TOKEN_INVALID');
     });
 
+    it('after 5 failed sign-ins for an email from one address, answers 429 with Retry-After without checking the password', async () => {
+      await service.request('POST', '/users', { token: account.token, body: { email: 'guessed@example.com', password: 'the real one' } });
+      await service.request('POST', '/users', { token: account.token, body: { email: 'bystander@example.com', password: 'the real one' } });
+      const signIn = (email: string, password: string) => service.request('POST', '/auth/login', { token: null, body: { email, password } });
+      for (let attempt = 1; attempt <= 5; attempt++) assert.equal((await signIn('guessed@example.com', `guess ${attempt}`)).status, 401, `attempt ${attempt}`);
+      const throttled = await signIn('GUESSED@example.com', 'the real one');
+      assert.equal(throttled.status, 429, 'the same email in other case is the same email');
+      assert.equal(throttled.body.error.code, 'IOTB_AUTH_LOGIN_THROTTLED');
+      const retryAfter = Number(throttled.headers.get('retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 12, `Retry-After ${retryAfter}`);
+      assert.equal(throttled.body.error.details.retryAfterSeconds, retryAfter);
+      assert.equal((await signIn('bystander@example.com', 'the real one')).status, 200, 'another email from the same address signs in');
+    });
+
     it('refuses to log out an API token and rejects weak passwords and duplicate emails', async () => {
       const logout = await service.request('POST', '/auth/logout', { token: account.token });
       assert.equal(logout.status, 400);
@@ -151,6 +165,21 @@ for (const dialect of DIALECTS) {
       const expiresIn = Date.parse(issued.body.expiresAt) - Date.now();
       assert.ok(expiresIn > 3590_000 && expiresIn <= 3600_000);
       assert.equal((await service.request('POST', '/tokens', { token: account.token, body: { name: 'too short', expiresIn: 1 } })).status, 400);
+    });
+
+    it('behind a trusted proxy (IOTBRIDGE_TRUST_PROXY) counts failed sign-ins per forwarded client address', async () => {
+      const proxied = await startService(dialect.name, { trustProxy: true });
+      try {
+        const tenant = await createAccount(proxied, 'proxied');
+        await proxied.request('POST', '/users', { token: tenant.token, body: { email: 'dave@example.com', password: 'the real one' } });
+        const signIn = (client: string, password: string) =>
+          proxied.request('POST', '/auth/login', { token: null, headers: { 'x-forwarded-for': client }, body: { email: 'dave@example.com', password } });
+        for (let attempt = 1; attempt <= 5; attempt++) assert.equal((await signIn('203.0.113.7', `guess ${attempt}`)).status, 401);
+        assert.equal((await signIn('203.0.113.7', 'the real one')).status, 429, 'the guessing client is held back');
+        assert.equal((await signIn('198.51.100.20', 'the real one')).status, 200, 'another client behind the same proxy is not');
+      } finally {
+        await proxied.stop();
+      }
     });
 
     it('accepts the admin token configured with IOTBRIDGE_ADMIN_TOKEN', async () => {

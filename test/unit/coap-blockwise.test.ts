@@ -6,7 +6,7 @@ import { fitResponse, requestKey } from '../../src/coap/blockwise.js';
 import { BoundedStore } from '../../src/coap/bounded-store.js';
 import { MessageIdCache } from '../../src/coap/dedup.js';
 import { FifoMap } from '../../src/coap/fifo-map.js';
-import { takeToken } from '../../src/devices/rate-limit.js';
+import { takeToken } from '../../src/domain/rate-limit.js';
 
 const body = Buffer.from(Array.from({ length: 5000 }, (_, i) => i % 251));
 

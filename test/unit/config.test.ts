@@ -17,6 +17,14 @@ describe('configuration', () => {
     assert.deepEqual([config.udpPort, config.tcpPort], [5700, 5700]);
   });
 
+  it('reads IOTBRIDGE_TRUST_PROXY as none, any, a hop count or an address list', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ IOTBRIDGE_TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.equal(loadConfig({ IOTBRIDGE_TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(loadConfig({ IOTBRIDGE_TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.equal(loadConfig({ IOTBRIDGE_TRUST_PROXY: '10.0.0.1,10.1.0.0/16' }).trustProxy, '10.0.0.1,10.1.0.0/16');
+  });
+
   it('reads environment over the config file', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'iotbridge-config-'));
     const file = path.join(dir, 'c.json');

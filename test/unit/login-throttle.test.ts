@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FAILED_LOGINS_PER_ADDRESS, FAILED_LOGINS_PER_KEY, LoginThrottle } from '../../src/devices/login-throttle.js';
+import { FAILED_LOGINS_PER_ADDRESS, FAILED_LOGINS_PER_KEY, LoginThrottle } from '../../src/domain/login-throttle.js';
 
 describe('LoginThrottle', () => {
   const clock = () => {

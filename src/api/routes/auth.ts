@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Domain } from '../../domain/domain.js';
-import { ERROR_RESPONSES, IssuedToken, Login } from '../schemas.js';
+import { ERROR_RESPONSES, ErrorBody, IssuedToken, Login } from '../schemas.js';
 
 export const authRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (app, { domain }) => {
   app.post(
@@ -12,10 +12,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (
         tags: ['auth'],
         summary: 'Sign in with email and password; returns a UT: user token with an expiry',
         body: Login,
-        response: { 200: IssuedToken, 400: ERROR_RESPONSES[400], 401: ERROR_RESPONSES[401] },
+        response: { 200: IssuedToken, 400: ERROR_RESPONSES[400], 401: ERROR_RESPONSES[401], 429: ErrorBody, 503: ErrorBody },
       },
     },
-    async (request) => domain.users.login(request.body.email, request.body.password),
+    async (request) => domain.users.login(request.body.email, request.body.password, request.ip),
   );
 
   app.post(

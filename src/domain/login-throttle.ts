@@ -9,8 +9,8 @@ export const FAILED_LOGINS_PER_ADDRESS: RateLimit = { rate: 1, burst: 60 };
 const REMEMBERED = 10_000;
 
 /**
- * Slows down password guessing on the device ports. Failed log-ins are counted per address and key and per
- * address; once either runs out, log-ins from there are refused without a password check (which costs one
+ * Slows down password guessing (device log-ins on the MQTT ports, user sign-ins over HTTP; the key is the
+ * endpoint key or the email). Failed log-ins are counted per address and key and per address; once either runs out, log-ins from there are refused without a password check (which costs one
  * scrypt) until the bucket refills. A successful log-in clears its address + key count.
  */
 export class LoginThrottle {
