@@ -417,12 +417,14 @@ function runThreaded(scriptId: string): void {
 }
 
 /**
- * A run on the worker's thread used `cpuMs` of its isolate's CPU time (the isolate thread's own time, so the
- * machine's load does not count). A script whose runs average more than SYNC_MAX_MS goes to isolate
- * threads; a single slow run (a garbage collection) moves the average by an eighth.
+ * A run on the worker's thread took `cpuMs` of its isolate's time. A script whose runs average more than
+ * SYNC_MAX_MS goes to isolate threads. The isolate's clock runs on when the machine is busy with other work,
+ * and a first run or a garbage collection is slow, so one run counts for a sixteenth and at most
+ * SYNC_SAMPLE_MS: a script goes only when most of its runs are slow (a 100 ms one after three runs).
  */
+const SYNC_SAMPLE_MS = 8;
 function noteCpu(scriptId: string, cpuMs: number): void {
-  const average = ((cpuAverage.get(scriptId) ?? 0) * 7 + cpuMs) / 8;
+  const average = ((cpuAverage.get(scriptId) ?? 0) * 15 + Math.min(cpuMs, SYNC_SAMPLE_MS)) / 16;
   if (average > SYNC_MAX_MS) {
     runThreaded(scriptId);
     return;
@@ -473,7 +475,9 @@ async function run(request: RunRequest): Promise<RunResult> {
         error = thrown;
       }
       if (!state.needsHost || sandbox.isolate.isDisposed) {
-        if (!sandbox.isolate.isDisposed) noteCpu(request.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6);
+        // A run stopped at the CPU limit held this thread that long: the script's next runs do not.
+        if (threw && error instanceof Error && /timed out/i.test(error.message)) runThreaded(request.scriptId);
+        else if (!sandbox.isolate.isDisposed) noteCpu(request.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6);
         return threw ? failed(error) : succeeded();
       }
       // It needs the service: again from the start, on an isolate thread.
