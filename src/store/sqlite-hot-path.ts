@@ -6,6 +6,13 @@ import type { Schema } from './schema.js';
 import { toJson } from './schema.js';
 import { toMs } from './sql.js';
 
+/**
+ * How long a write nobody waits on (an execution record, the handled cursor) may wait for company: it
+ * commits with the next accepted events, or after this long. Half the commits of a saturated trigger
+ * pipeline were of these alone.
+ */
+const LAZY_MS = 2;
+
 interface Pending {
   readonly work: () => unknown;
   readonly resolve: (value: never) => void;
@@ -15,14 +22,19 @@ interface Pending {
 /**
  * The embedded database's writes on the event pipeline: accepting events, acknowledging handled ones and
  * recording trigger executions. Under load these are most of the service's work, so on SQLite they skip
- * the query builder (prepared statements, bound once) and everything written in one turn of the event
- * loop commits in ONE transaction: a commit costs more than a dozen row inserts.
+ * the query builder (prepared statements, bound once) and what is written meanwhile commits in ONE
+ * transaction: a commit costs more than a dozen row inserts. Accepted events commit at the next turn of
+ * the event loop (someone waits for them); the other writes within LAZY_MS. Writes commit in the order
+ * they were made, so the handled cursor never commits ahead of the execution records of the events it covers.
  */
 export class SqliteHotPath {
   readonly #db: Kysely<Schema>;
   readonly #sqlite: SQLite.Database;
   #pending: Pending[] = [];
-  #scheduled = false;
+  /** A commit is due at the next turn ('now') or within LAZY_MS ('later'). */
+  #scheduled: 'now' | 'later' | undefined;
+  /** Executions recorded since the last commit began, written by one pending write. */
+  #executions: { readonly rows: Execution[]; readonly done: Promise<void> } | undefined;
   readonly #insertEvent: SQLite.Statement;
   readonly #saveCursor: SQLite.Statement;
   readonly #insertExecution: SQLite.Statement;
@@ -64,45 +76,72 @@ export class SqliteHotPath {
   saveHandledThrough(seq: number): Promise<void> {
     return this.#write(() => {
       this.#saveCursor.run(seq);
-    });
+    }, false);
+  }
+
+  /**
+   * Records one execution: it joins the executions recorded since the last commit began (one write in
+   * the queue, at the place of the first of them), so it commits no later than anything written after it.
+   */
+  recordExecution(execution: Execution): Promise<void> {
+    if (this.#executions) {
+      this.#executions.rows.push(execution);
+      return this.#executions.done;
+    }
+    const rows = [execution];
+    const done = this.#write(() => this.#insertExecutions(rows), false);
+    this.#executions = { rows, done };
+    return done;
   }
 
   recordExecutions(executions: readonly Execution[]): Promise<void> {
-    return this.#write(() => {
-      for (const execution of executions) {
-        this.#insertExecution.run(
-          execution.id,
-          execution.accountId,
-          execution.triggerId,
-          execution.eventId,
-          execution.eventType,
-          toMs(execution.startedAt),
-          execution.durationMs,
-          execution.status,
-          execution.error,
-          execution.line,
-          toJson(execution.logs),
-          execution.test ? 1 : 0,
-          toJson(execution.context),
-          toJson(execution.groups),
-        );
-      }
-    });
+    return this.#write(() => this.#insertExecutions(executions), false);
   }
 
-  #write<T>(work: () => T): Promise<T> {
+  #insertExecutions(executions: readonly Execution[]): void {
+    for (const execution of executions) {
+      this.#insertExecution.run(
+        execution.id,
+        execution.accountId,
+        execution.triggerId,
+        execution.eventId,
+        execution.eventType,
+        toMs(execution.startedAt),
+        execution.durationMs,
+        execution.status,
+        execution.error,
+        execution.line,
+        toJson(execution.logs),
+        execution.test ? 1 : 0,
+        toJson(execution.context),
+        toJson(execution.groups),
+      );
+    }
+  }
+
+  #write<T>(work: () => T, urgent = true): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({ work, resolve: resolve, reject });
-      if (this.#scheduled) return;
-      this.#scheduled = true;
-      setImmediate(() => void this.#flush());
+      if (urgent) {
+        if (this.#scheduled === 'now') return;
+        this.#scheduled = 'now';
+        setImmediate(() => void this.#flush());
+      } else if (this.#scheduled === undefined) {
+        this.#scheduled = 'later';
+        setTimeout(() => {
+          if (this.#scheduled === 'later') void this.#flush();
+        }, LAZY_MS);
+      }
     });
   }
 
   async #flush(): Promise<void> {
     const batch = this.#pending;
     this.#pending = [];
-    this.#scheduled = false;
+    this.#scheduled = undefined;
+    // Executions recorded from now on are written by the next commit.
+    this.#executions = undefined;
+    if (batch.length === 0) return;
     // Kysely's connection lock: no query-builder transaction is open on the connection meanwhile.
     await this.#db
       .connection()

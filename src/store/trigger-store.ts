@@ -60,10 +60,12 @@ export class SqlExecutionStore implements ExecutionStore {
   readonly #db: Kysely<Schema>;
 
   readonly #hot: SqliteHotPath | undefined;
+  readonly recordOne: ((execution: Execution) => Promise<void>) | undefined;
 
   constructor(db: Kysely<Schema>, hot?: SqliteHotPath) {
     this.#db = db;
     this.#hot = hot;
+    this.recordOne = hot && ((execution) => hot.recordExecution(execution));
   }
 
   async insert(executions: readonly Execution[]): Promise<void> {

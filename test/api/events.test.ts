@@ -182,6 +182,40 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('keeps the execution record of every event handled before a stop, the last ones too', async () => {
+      // Executions and the handled cursor are written after the events; a stop must not leave them behind.
+      const posted = 30;
+      let handled = 0;
+      let allHandled!: () => void;
+      const done = new Promise<void>((resolve) => (allHandled = resolve));
+      let service = await startService(dialect.name, {}, {
+        beforeBusStart: (bus) =>
+          bus.subscribe(async (event) => {
+            if (event.type === 'job' && ++handled === posted) allHandled();
+          }),
+      });
+      try {
+        const account = await createAccount(service, 'records');
+        const serviceId = await createService(service, account.token);
+        for (const key of ['a', 'b', 'c']) await createEndpoint(service, account.token, { key, serviceId });
+        const trigger = await service.request('POST', '/triggers', { token: account.token, body: { name: 'count', events: ['job'], script: `log(event.data.n);` } });
+        assert.equal(trigger.status, 201);
+        const ids = await Promise.all(
+          Array.from({ length: posted }, async (_, n) => {
+            const response = await service.request('POST', '/events', { token: account.token, body: { type: 'job', endpoint: `k.${'abc'[n % 3]}`, data: { n } } });
+            return response.body.id as string;
+          }),
+        );
+        await done;
+        service = await service.restart(); // at once: the last executions may not be written yet
+        const list = await service.request('GET', `/executions?triggerId=${trigger.body.id}&limit=100`, { token: account.token });
+        const recorded = new Set((list.body.items as { eventId: string; status: string }[]).map((execution) => execution.eventId));
+        assert.deepEqual(ids.filter((id) => !recorded.has(id)), [], 'every handled event has its execution');
+      } finally {
+        await service.stop();
+      }
+    });
+
     it('never counts an event handled because later ones (other endpoints) were', async () => {
       // Endpoint slow's first event blocks; fast's events all finish. After a restart the slow endpoint's
       // events must still come (at-least-once: fast's may come again, slow's may not be lost).
