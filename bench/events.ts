@@ -6,6 +6,7 @@
  *   npm run bench:events
  *   BENCH_EVENTS=5000 BENCH_ROUNDS=5 npm run bench:events
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,6 +29,28 @@ interface Figure {
   readonly perSecond: number;
   readonly p50: number;
   readonly p99: number;
+}
+
+/**
+ * CPU seconds used so far by this process (the service) and by its script workers (its child processes
+ * running worker.ts; Linux /proc, clock ticks of 10 ms; undefined elsewhere).
+ */
+function cpuSeconds(): { service: number; workers: number | undefined } {
+  const usage = process.cpuUsage();
+  const service = (usage.user + usage.system) / 1e6;
+  try {
+    let workers = 0;
+    for (const task of readdirSync(`/proc/${process.pid}/task`)) {
+      for (const pid of readFileSync(`/proc/${process.pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) {
+        if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker')) continue;
+        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        workers += (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime
+      }
+    }
+    return { service, workers };
+  } catch {
+    return { service, workers: undefined };
+  }
 }
 
 async function main(): Promise<void> {
@@ -107,17 +130,25 @@ async function main(): Promise<void> {
       return { perSecond: RATE, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
     };
 
+    /** CPU µs per event of the measured rounds: the service's and the script workers'. */
+    let cpu = { service: 0, workers: undefined as number | undefined };
     const measure = async (): Promise<Figure> => {
       await round(); // warm-up
       const figures: Figure[] = [];
+      const before = cpuSeconds();
       for (let r = 0; r < ROUNDS; r++) figures.push(await round());
+      const after = cpuSeconds();
+      const perEvent = (seconds: number) => (seconds * 1e6) / (EVENTS * ROUNDS);
+      cpu = { service: perEvent(after.service - before.service), workers: after.workers === undefined ? undefined : perEvent(after.workers - (before.workers ?? 0)) };
       return { perSecond: median(figures.map((f) => f.perSecond)), p50: median(figures.map((f) => f.p50)), p99: median(figures.map((f) => f.p99)) };
     };
 
     const reference = await measure();
+    const referenceCpu = cpu;
     const referenceLatency = await paced();
     await domain.triggers.replace(scope, trigger.id, { ...trigger, enabled: true });
     const withTrigger = await measure();
+    const withTriggerCpu = cpu;
     const withTriggerLatency = await paced();
     const executions = await domain.executions.list(scope, { triggerId: trigger.id, status: 'failed' }, { limit: 1, offset: 0 });
     if (executions.total > 0) throw new Error(`the trivial trigger failed: ${executions.items[0]?.error}`);
@@ -129,6 +160,15 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|');
     console.log(`| bus only: persist + dispatch, no trigger (reference) | ${fmt(reference)} | 1.00 | ${lat(referenceLatency)} |`);
     console.log(`| + trivial trigger in the sandbox, execution recorded | ${fmt(withTrigger)} | ${(withTrigger.perSecond / reference.perSecond).toFixed(2)} | ${lat(withTriggerLatency)} |`);
+    if (withTriggerCpu.workers !== undefined) {
+      // The load generator runs in the service's process: its share is in the service's figure of both rows.
+      const total = withTriggerCpu.service + withTriggerCpu.workers;
+      console.log(
+        `\nCPU per event in the saturated rounds: bus only ${referenceCpu.service.toFixed(1)} µs (service, load generator included); ` +
+          `with the trigger ${withTriggerCpu.service.toFixed(1)} µs service + ${withTriggerCpu.workers.toFixed(1)} µs script worker = ${total.toFixed(1)} µs, ` +
+          `i.e. ${Math.round(1e6 / total).toLocaleString('en-US')} events/s per core busy.`,
+      );
+    }
   } finally {
     await bridge.stop();
     await rm(dataDir, { recursive: true, force: true });
