@@ -226,6 +226,37 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
     assert.deepEqual((await run(probe)).logs, ['object undefined']);
   });
 
+  it('never repeats a write to the account database when a run starts again on an isolate thread', async () => {
+    const result = await run(
+      `sql.execute('create table if not exists once_only (x integer)'); sql.execute('insert into once_only values (1)');
+       demo.echo(1); log(sql.select('select count(*) as n from once_only')[0].n);`,
+      { accountId: 'sql-once' },
+    );
+    assert.equal(result.status, 'success', result.error ?? '');
+    assert.deepEqual(result.logs, ['1']);
+  });
+
+  it('a run stopped at its CPU limit leaves nothing to the account\'s next run', async () => {
+    const stopped = await run(`globalThis.partial = 1; while (true) {}`, { accountId: 'stopped' });
+    assert.match(stopped.error ?? '', /timeout/);
+    assert.deepEqual((await run(`log(typeof partial)`, { accountId: 'stopped' })).logs, ['undefined']);
+  });
+
+  it("a script's long first run does not hold another account's runs on the same worker", async () => {
+    const single = new WorkerPool({ workers: 1, limits: { timeoutMs: 500, wallTimeoutMs: 3000, memoryMb: 32 }, logger: pino({ level: 'silent' }), sqlDir: path.join(tmpdir(), `iotbridge-sql-${process.pid}-single`) });
+    try {
+      const base = { scriptName: 'trigger:test.js', globals: { event: {} }, namespaces: { trigger: [], demo: ['echo'] }, host: async () => 'answered' };
+      await single.run({ ...base, accountId: 'warm-up', scriptId: 'warm@1', script: 'log(1)' });
+      const finished: string[] = [];
+      const looping = single.run({ ...base, accountId: 'looping', scriptId: 'loop@1', script: 'while (true) {}' }).then((r) => finished.push(`looping ${r.status}`));
+      const other = single.run({ ...base, accountId: 'neighbour', scriptId: 'quick@1', script: 'log(demo.echo())' }).then((r) => finished.push(`neighbour ${r.status}`));
+      await Promise.all([looping, other]);
+      assert.deepEqual(finished, ['neighbour success', 'looping failed']);
+    } finally {
+      await single.stop();
+    }
+  });
+
   it('keeps accounts in separate isolates', async () => {
     const a = await run(`log(typeof leak)`, { accountId: 'tenant-a', globals: { leak: 'a-secret' } });
     const b = await run(`log(typeof leak)`, { accountId: 'tenant-b', globals: {} });

@@ -233,9 +233,13 @@ function localCall(runId: number, namespace: string, fn: string, argsJson: strin
     return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
   }
 }
-/** A namespace call of a run on the worker's thread: answered here, or the attempt is void (see `run`). */
+/**
+ * A namespace call of a run on the worker's thread: answered here when it is pure, or the attempt is void
+ * (see `run`). `sql` is answered here too but is not pure (a write must not happen twice when the run starts
+ * again), so it voids the attempt like a service call.
+ */
 function syncCall(runId: number, namespace: string, fn: string, argsJson: string): string {
-  const local = localCall(runId, namespace, fn, argsJson);
+  const local = namespace === 'sql' ? undefined : localCall(runId, namespace, fn, argsJson);
   if (local !== undefined) return local;
   const state = runs.get(runId);
   if (state) state.needsHost = true;
@@ -405,6 +409,14 @@ async function compiled(sandbox: AccountSandbox, request: RunRequest): Promise<i
  * worker's event loop (and other accounts' runs waiting for host answers) is never held for long.
  */
 const SYNC_MAX_MS = 1;
+/** How long a first attempt on the worker's thread may run before it is stopped and the run moves to an isolate thread. */
+const SYNC_TIMEOUT_MS = 10;
+
+/** isolated-vm's error for a run stopped at its CPU limit. */
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && /timed out/i.test(error.message);
+}
+
 /** Script ids (trigger id @ version) that run on isolate threads only. */
 const threaded = new Set<string>();
 /** Per script run on the worker's thread: a moving average of the isolate CPU time of its runs (ms). */
@@ -468,19 +480,25 @@ async function run(request: RunRequest): Promise<RunResult> {
       let error: unknown;
       let threw = false;
       const cpuBefore = sandbox.isolate.cpuTime;
+      // The attempt holds the worker's thread (and every other account's runs on it) for at most SYNC_TIMEOUT_MS.
+      const attemptTimeout = Math.min(request.limits.timeoutMs, SYNC_TIMEOUT_MS);
       try {
-        sandbox.runner.applySync(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, true], { timeout: request.limits.timeoutMs });
+        sandbox.runner.applySync(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, true], { timeout: attemptTimeout });
       } catch (thrown) {
         threw = true;
         error = thrown;
       }
-      if (!state.needsHost || sandbox.isolate.isDisposed) {
+      const timedOut = threw && isTimeout(error);
+      // A run stopped mid-way skipped its clean-up: the account's next run gets a fresh context.
+      if (timedOut) sandbox.tainted = true;
+      const cutShort = timedOut && attemptTimeout < request.limits.timeoutMs;
+      if ((!state.needsHost && !cutShort) || sandbox.isolate.isDisposed) {
         // A run stopped at the CPU limit held this thread that long: the script's next runs do not.
-        if (threw && error instanceof Error && /timed out/i.test(error.message)) runThreaded(request.scriptId);
+        if (timedOut) runThreaded(request.scriptId);
         else if (!sandbox.isolate.isDisposed) noteCpu(request.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6);
         return threw ? failed(error) : succeeded();
       }
-      // It needs the service: again from the start, on an isolate thread.
+      // It needs the service, or more time than an attempt gets: again from the start, on an isolate thread.
       runThreaded(request.scriptId);
       state.logs.length = 0;
       state.exitMessage = null;
@@ -502,6 +520,8 @@ async function run(request: RunRequest): Promise<RunResult> {
     }
     return succeeded();
   } catch (error) {
+    // A run stopped mid-way skipped its clean-up: the account's next run gets a fresh context.
+    if (isTimeout(error)) sandbox.tainted = true;
     return failed(error);
   } finally {
     clearTimeout(wallTimer);
