@@ -389,7 +389,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
     }
     await this.#context.presence.emit(session.endpoint, MQTT_PUBLISH_EVENT, {
       topic: packet.topic,
-      ...payloadFields(Buffer.from(packet.payload)),
+      ...payloadFields(typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload),
       qos: packet.qos,
       retain: packet.retain,
       clientId: session.login.clientId,
