@@ -33,6 +33,9 @@ export const SESSION_NEVER_EXPIRES = 0xffffffff;
 /** Client → service topic aliases a connection may define (advertised in CONNACK). */
 export const TOPIC_ALIAS_MAXIMUM = 64;
 
+/** Unacknowledged QoS 1/2 publications a device may have in flight: the broker's inbound QoS 2 window (aedes' maxInflightInbound default). */
+export const RECEIVE_MAXIMUM = 1000;
+
 /** The broker's MQTT 3.1.1 CONNACK return codes as MQTT 5 reason codes. */
 const CONNACK_REASON: Record<number, number> = {
   0: REASON.success,
@@ -292,6 +295,7 @@ export class Mqtt5Adapter extends Duplex {
           ...(this.#connected
             ? {
                 properties: {
+                  receiveMaximum: RECEIVE_MAXIMUM,
                   maximumPacketSize: this.#options.maxPacketBytes,
                   topicAliasMaximum: TOPIC_ALIAS_MAXIMUM,
                   retainAvailable: true,

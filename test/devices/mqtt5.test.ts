@@ -96,6 +96,7 @@ for (const dialect of DIALECTS) {
       const connack = expectPacket((await exchange(raw, 1))[0], 'connack');
       assert.equal(connack.reasonCode, 0);
       assert.deepEqual(connack.properties, {
+        receiveMaximum: 1000,
         maximumPacketSize: MAX_PACKET_BYTES,
         topicAliasMaximum: 64,
         retainAvailable: true,
