@@ -5,24 +5,10 @@ import { after, before, describe, it } from 'node:test';
 import { createTrigger, eventsArrive, executionsOf, history, UdpDevice } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { runScript } from '../helpers/scripts.js';
+import { ipv6Available } from '../helpers/coap.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
-/** Whether this host can use IPv6 loopback (some containers cannot). */
-async function ipv6Loopback(): Promise<boolean> {
-  const socket = dgram.createSocket('udp6');
-  try {
-    await new Promise<void>((resolve, reject) => {
-      socket.once('error', reject);
-      socket.bind(0, '::1', resolve);
-    });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    socket.close();
-  }
-}
-const IPV6 = await ipv6Loopback();
+const IPV6 = await ipv6Available();
 
 for (const dialect of DIALECTS) {
   describe(`UDP devices (${dialect.name})`, { skip: dialect.skip }, () => {

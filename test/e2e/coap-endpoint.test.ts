@@ -32,7 +32,8 @@ import {
   type CoapResponse,
   type Peer,
 } from '../../src/coap/index.js';
-import { coapClient, ipv6Available, LIBCOAP_SKIP, RawPeer, rawRequest, sleep, until } from '../helpers/coap.js';
+import { coapClient, ipv6Available, LIBCOAP_SKIP, RawPeer, rawRequest, sleep } from '../helpers/coap.js';
+import { until } from '../helpers/devices.js';
 
 const BIG = Buffer.from(Array.from({ length: 5000 }, (_, i) => 'abcdefghijklmnopqrstuvwxyz0123456789'.charCodeAt(i % 36)));
 const HAS_IPV6 = await ipv6Available();
@@ -206,7 +207,7 @@ describe('CoapEndpoint serving', () => {
       assert.ok(again.at - response.at >= 150, `${again.at - response.at} ms`);
       assert.equal(server.endpoint.isVerified(raw.peer), false);
       raw.send(emptyMessage('ACK', response.message.messageId), server.at);
-      await until(() => server.endpoint.isVerified(raw.peer), 1000, 'peer verified by its ACK');
+      await until(() => server.endpoint.isVerified(raw.peer), 'peer verified by its ACK', 1000);
       assert.deepEqual(await raw.drain(500), [], 'no more retransmissions');
       // A duplicate of the request still gets the empty ACK.
       raw.send(rawRequest({ messageId: 500, token, options: uriPathOptions('/slow') }), server.at);
@@ -337,7 +338,7 @@ describe('CoapEndpoint serving', () => {
 
   it('sends notifications to a device observing with coap-client -s (RFC 7641 4.2)', { skip: LIBCOAP_SKIP }, async () => {
     const output = coapClient(['-m', 'get', '-s', '3', `coap://127.0.0.1:${server.port}/obs`]);
-    await until(() => server.endpoint.observers({ path: '/obs' }).length === 1, 3000, 'coap-client registered');
+    await until(() => server.endpoint.observers({ path: '/obs' }).length === 1, 'coap-client registered', 3000);
     const [observer] = server.endpoint.observers({ path: '/obs' });
     assert.equal(observer!.peer.address, '127.0.0.1');
     await server.endpoint.notify(observer!, { code: ResponseCode.Content, payload: 'v1' }, { confirmable: true });
@@ -436,7 +437,7 @@ describe('CoapEndpoint as a client', () => {
     const response = await client.request(server.at, { code: Method.GET, options: uriPathOptions('/slow') });
     assert.equal(response.payload.toString(), 'slow');
     assert.equal(server.endpoint.stats().separateResponses, before + 1);
-    await until(() => server.endpoint.stats().outstanding === 0, 1000, 'the server saw our ACK');
+    await until(() => server.endpoint.stats().outstanding === 0, 'the server saw our ACK', 1000);
   });
 
   it('retransmits a CON to a silent peer with doubling timeouts, then rejects with TIMEOUT (RFC 7252 4.2)', async () => {
@@ -520,7 +521,7 @@ describe('Observe between two endpoints (RFC 7641)', () => {
     await server.endpoint.notify(observer, { code: ResponseCode.Content, payload: 'v1' }, { confirmable: true });
     await server.endpoint.notify(observer, { code: ResponseCode.Content, payload: 'v2' });
     await server.endpoint.notify(observer, { code: ResponseCode.Content, payload: BIG });
-    await until(() => received.length === 3, 3000, 'three notifications');
+    await until(() => received.length === 3, 'three notifications', 3000);
     assert.deepEqual(
       received.map((n) => observe(n)),
       [2, 3, 4],
@@ -567,7 +568,7 @@ describe('Observe between two endpoints (RFC 7641)', () => {
       notify('CON', 102, 13);
       const ack = await device.next();
       assert.deepEqual([ack.message.type, ack.message.messageId], ['ACK', 102]);
-      await until(() => received.length === 2, 1000, 'two fresh notifications');
+      await until(() => received.length === 2, 'two fresh notifications', 1000);
       assert.deepEqual(received, [12, 13]);
       assert.ok(client.stats().staleNotifications >= 1);
       await observation.cancel({ proactive: false });

@@ -126,12 +126,3 @@ export async function ipv6Available(): Promise<boolean> {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `condition` until it holds, or fails after `timeout` ms. */
-export async function until(condition: () => boolean, timeout = 3000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeout;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeout} ms`);
-    await sleep(10);
-  }
-}
