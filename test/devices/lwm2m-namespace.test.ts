@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { SimulatedClient } from '../../tools/lwm2m-client.js';
+import { SimulatedDevices } from '../helpers/lwm2m-devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { runScript, type ScriptResult } from '../helpers/scripts.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
@@ -14,12 +14,10 @@ for (const dialect of DIALECTS) {
     let tenant: TestAccount;
     let other: TestAccount;
     let serviceId: string;
-    const clients: SimulatedClient[] = [];
+    const devices = new SimulatedDevices(() => service.ports.coap!);
 
     const client = async (endpointName: string, register = true) => {
-      const made = new SimulatedClient({ server: { address: '127.0.0.1', port: service.ports.coap! }, endpointName, lwm2mVersion: '1.1' });
-      await made.start();
-      clients.push(made);
+      const made = await devices.start(endpointName, { lwm2mVersion: '1.1' });
       if (register) assert.equal(await made.register(), '2.01');
       return made;
     };
@@ -33,7 +31,7 @@ for (const dialect of DIALECTS) {
       serviceId = await createService(service, tenant.token, { name: 'lwm2m', type: 'lwm2m' });
     });
     after(async () => {
-      for (const made of clients) await made.stop();
+      await devices.stopAll();
       await service?.stop();
     });
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { SimulatedClient } from '../../tools/lwm2m-client.js';
 import { until } from '../helpers/devices.js';
+import { SimulatedDevices } from '../helpers/lwm2m-devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
@@ -17,12 +17,10 @@ for (const dialect of DIALECTS) {
     let tenant: TestAccount;
     let other: TestAccount;
     let serviceId: string;
-    const clients: SimulatedClient[] = [];
+    const devices = new SimulatedDevices(() => service.ports.coap!);
 
     const client = async (endpointName: string, lwm2mVersion: '1.0' | '1.1' = '1.1') => {
-      const made = new SimulatedClient({ server: { address: '127.0.0.1', port: service.ports.coap! }, endpointName, lwm2mVersion });
-      await made.start();
-      clients.push(made);
+      const made = await devices.start(endpointName, { lwm2mVersion });
       assert.equal(await made.register(), '2.01');
       return made;
     };
@@ -42,7 +40,7 @@ for (const dialect of DIALECTS) {
       serviceId = await createService(service, tenant.token, { name: 'lwm2m', type: 'lwm2m' });
     });
     after(async () => {
-      for (const made of clients) await made.stop();
+      await devices.stopAll();
       await service?.stop();
     });
 

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SimulatedClient } from '../../tools/lwm2m-client.js';
+import type { SimulatedClientOptions } from '../../tools/lwm2m-client.js';
 import { CoapEndpoint, option, OptionNumber, uriQueryOptions } from '../../src/coap/index.js';
 import { until } from '../helpers/devices.js';
+import { SimulatedDevices } from '../helpers/lwm2m-devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
@@ -18,14 +19,9 @@ for (const dialect of DIALECTS) {
     let tenant: TestAccount;
     let other: TestAccount;
     let serviceId: string;
-    const clients: SimulatedClient[] = [];
+    const devices = new SimulatedDevices(() => service.ports.coap!);
 
-    const client = async (endpointName: string, extra: Partial<ConstructorParameters<typeof SimulatedClient>[0]> = {}) => {
-      const made = new SimulatedClient({ server: { address: '127.0.0.1', port: service.ports.coap! }, endpointName, ...extra });
-      await made.start();
-      clients.push(made);
-      return made;
-    };
+    const client = (endpointName: string, extra: Partial<SimulatedClientOptions> = {}) => devices.start(endpointName, extra);
     const operate = (ref: string, operation: string, body: Record<string, unknown>, token = tenant.token) =>
       service.request('POST', `/endpoints/${ref}/lwm2m/${operation}`, { token, body: { timeout: 3000, ...body } });
 
@@ -36,7 +32,7 @@ for (const dialect of DIALECTS) {
       serviceId = await createService(service, tenant.token, { name: 'lwm2m', type: 'lwm2m' });
     });
     after(async () => {
-      for (const made of clients) await made.stop();
+      await devices.stopAll();
       await service?.stop();
     });
 
