@@ -106,11 +106,9 @@ export class MqttSessionStore {
 
   /** The expiry of a session whose device is back (ms since the epoch), removed; undefined when it had none. */
   async takeExpiry(serviceId: string, clientId: string): Promise<number | undefined> {
-    const row = await this.#db.selectFrom('mqtt_session_expiry').select(['expires_at']).where('service_id', '=', serviceId).where('client_id', '=', clientId).executeTakeFirst();
-    if (!row) return undefined;
-    await this.clearExpiry(serviceId, clientId);
+    const row = await this.#db.deleteFrom('mqtt_session_expiry').where('service_id', '=', serviceId).where('client_id', '=', clientId).returning('expires_at').executeTakeFirst();
     // PostgreSQL hands bigint over as text.
-    return Number(row.expires_at);
+    return row ? Number(row.expires_at) : undefined;
   }
 
   async clearExpiry(serviceId: string, clientId: string): Promise<void> {
