@@ -10,6 +10,7 @@ import type { DeviceChannels, DeviceServer } from './devices/device-server.js';
 import { DevicePresence } from './devices/presence.js';
 import { deviceServers } from './devices/servers.js';
 import { DurableEventBus, type EventBus } from './events/event-bus.js';
+import { EndpointIndexJob } from './events/endpoint-index.js';
 import { RetentionJob } from './events/retention.js';
 import { MemoryCache } from './triggers/cache.js';
 import { NO_MAILER, SmtpMailer } from './triggers/mailer.js';
@@ -45,6 +46,7 @@ export class IotBridge {
   #http: FastifyInstance | undefined;
   #bus: EventBus | undefined;
   #retention: RetentionJob | undefined;
+  #endpointIndex: EndpointIndexJob | undefined;
   #scripts: WorkerPool | undefined;
   #presence: DevicePresence | undefined;
   #deviceServers: DeviceServer[] = [];
@@ -135,6 +137,8 @@ export class IotBridge {
     await bus.start();
     this.#retention = new RetentionJob(stores.events, { days: config.historyRetentionDays, logger });
     this.#retention.start();
+    this.#endpointIndex = new EndpointIndexJob(stores.events, { logger });
+    this.#endpointIndex.start();
     presence.start();
     const ports: Record<string, number> = {};
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
@@ -152,6 +156,7 @@ export class IotBridge {
   async stop(): Promise<void> {
     this.#ready = false;
     await this.#retention?.stop();
+    await this.#endpointIndex?.stop();
     await this.#http?.close();
     // Devices first: what they sent before the stop is durable once the bus is stopped.
     for (const server of [...this.#deviceServers].reverse()) await server.stop();

@@ -28,6 +28,11 @@ export interface EventStore {
   /** History of an account, newest first, before `beforeSeq` when given. */
   search(accountId: string, query: HistoryQuery, limit: number, beforeSeq?: number): Promise<StoredEvent[]>;
   get(accountId: string, id: string): Promise<Event | undefined>;
+  /**
+   * Adds up to `maxEvents` handled events to the by-endpoint index, oldest first; returns how many seqs
+   * it covered (0: it is up to date).
+   */
+  indexEndpoints(maxEvents: number): Promise<number>;
   /** Retention: deletes history older than `time` (ms) that has been handled; returns how many. */
   deleteOlderThan(time: number): Promise<number>;
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Event } from '../events/event.js';
 import type { EventStore, HistoryQuery, StoredEvent } from '../events/event-store.js';
 import { fromJson, toJson, type EventsTable, type Schema } from './schema.js';
@@ -51,8 +51,12 @@ export class SqlEventStore implements EventStore {
     return rows.map(toStored);
   }
 
-  async handledThrough(): Promise<number> {
-    const row = await this.#db.selectFrom('event_cursor').select('handled_through').where('name', '=', 'bus').executeTakeFirst();
+  handledThrough(): Promise<number> {
+    return this.#cursor('bus');
+  }
+
+  async #cursor(name: 'bus' | 'endpoint-index'): Promise<number> {
+    const row = await this.#db.selectFrom('event_cursor').select('handled_through').where('name', '=', name).executeTakeFirst();
     return Number(row?.handled_through ?? 0);
   }
 
@@ -66,15 +70,71 @@ export class SqlEventStore implements EventStore {
   }
 
   async search(accountId: string, query: HistoryQuery, limit: number, beforeSeq?: number): Promise<StoredEvent[]> {
-    let q = this.#db.selectFrom('events').selectAll().where('account_id', '=', accountId);
-    if (beforeSeq !== undefined) q = q.where('seq', '<', beforeSeq);
-    if (query.types && query.types.length > 0) q = q.where('type', 'in', query.types);
-    if (query.endpointId !== undefined) q = q.where('endpoint_id', '=', query.endpointId);
-    if (query.serviceId !== undefined) q = q.where('service_id', '=', query.serviceId);
-    if (query.from !== undefined) q = q.where('time', '>=', toMs(query.from));
-    if (query.to !== undefined) q = q.where('time', '<=', toMs(query.to));
-    const rows = await q.orderBy('seq', 'desc').limit(limit).execute();
-    return rows.map(toStored);
+    const conditions = historyConditions(accountId, query, beforeSeq);
+    if (query.endpointId === undefined) {
+      const rows = await this.#db.selectFrom('events as e').selectAll('e').where(conditions).orderBy('e.seq', 'desc').limit(limit).execute();
+      return rows.map(toStored);
+    }
+    const endpointId = query.endpointId;
+    // Read once: the index may move on between the two queries, which must not overlap.
+    const indexedThrough = await this.#cursor('endpoint-index');
+    // The newest events, not yet in the index: a range of seqs a few seconds long.
+    const newest = await this.#db
+      .selectFrom('events as e')
+      .selectAll('e')
+      .where(conditions)
+      .where('e.seq', '>', indexedThrough)
+      .where('e.endpoint_id', '=', endpointId)
+      .orderBy('e.seq', 'desc')
+      .limit(limit)
+      .execute();
+    if (newest.length >= limit) return newest.map(toStored);
+    const indexed = await this.#db
+      .selectFrom('event_endpoints as x')
+      .innerJoin('events as e', 'e.seq', 'x.seq')
+      .selectAll('e')
+      .where('x.endpoint_id', '=', endpointId)
+      .where('x.seq', '<=', indexedThrough)
+      .where(conditions)
+      .orderBy('x.seq', 'desc')
+      .limit(limit - newest.length)
+      .execute();
+    return [...newest, ...indexed].map(toStored);
+  }
+
+  async indexEndpoints(maxEvents: number): Promise<number> {
+    return this.#db.transaction().execute(async (trx) => {
+      const cursors = await trx.selectFrom('event_cursor').select(['name', 'handled_through']).where('name', 'in', ['bus', 'endpoint-index']).execute();
+      const cursor = (name: string) => Number(cursors.find((row) => row.name === name)?.handled_through ?? 0);
+      const from = cursor('endpoint-index');
+      // Only handled events: they are committed, so no lower seq can appear after this pass (PostgreSQL
+      // numbers rows before they commit).
+      const through = Math.min(cursor('bus'), from + maxEvents);
+      if (through <= from) return 0;
+      await trx
+        .insertInto('event_endpoints')
+        .columns(['endpoint_id', 'seq'])
+        .expression((eb) =>
+          eb
+            .selectFrom('events')
+            .select(['endpoint_id', 'seq'])
+            .where('seq', '>', from)
+            .where('seq', '<=', through)
+            .where('endpoint_id', 'is not', null)
+            // In index order: each index page is written once per pass.
+            .orderBy('endpoint_id')
+            .orderBy('seq')
+            .$narrowType<{ endpoint_id: string }>(),
+        )
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+      await trx
+        .insertInto('event_cursor')
+        .values({ name: 'endpoint-index', handled_through: through })
+        .onConflict((oc) => oc.column('name').doUpdateSet({ handled_through: through }))
+        .execute();
+      return through - from;
+    });
   }
 
   async get(accountId: string, id: string): Promise<Event | undefined> {
@@ -88,8 +148,26 @@ export class SqlEventStore implements EventStore {
       .where('time', '<', time)
       .where('seq', '<=', this.#db.selectFrom('event_cursor').select('handled_through').where('name', '=', 'bus'))
       .executeTakeFirst();
+    // Index rows of deleted events are skipped by searches (they join the events); these are the bulk of them.
+    await this.#db
+      .deleteFrom('event_endpoints')
+      .where('seq', '<', this.#db.selectFrom('events').select((eb) => eb.fn.coalesce(eb.fn.min('seq'), eb.val(Number.MAX_SAFE_INTEGER)).as('oldest')))
+      .execute();
     return Number(result.numDeletedRows);
   }
+}
+
+/** The conditions of a history search on `events as e`, the account's always first. */
+function historyConditions(accountId: string, query: HistoryQuery, beforeSeq: number | undefined) {
+  return (eb: ExpressionBuilder<{ e: EventsTable }, 'e'>): Expression<SqlBool> => {
+    const conditions: Expression<SqlBool>[] = [eb('e.account_id', '=', accountId)];
+    if (beforeSeq !== undefined) conditions.push(eb('e.seq', '<', beforeSeq));
+    if (query.types && query.types.length > 0) conditions.push(eb('e.type', 'in', query.types));
+    if (query.serviceId !== undefined) conditions.push(eb('e.service_id', '=', query.serviceId));
+    if (query.from !== undefined) conditions.push(eb('e.time', '>=', toMs(query.from)));
+    if (query.to !== undefined) conditions.push(eb('e.time', '<=', toMs(query.to)));
+    return eb.and(conditions);
+  };
 }
 
 function toStored(row: Selectable<EventsTable>): StoredEvent {

@@ -11,6 +11,7 @@ import { eventCursor } from './migrations/0011-event-cursor.js';
 import { endpointCredentials } from './migrations/0012-endpoint-credentials.js';
 import { mqttSessions } from './migrations/0013-mqtt-sessions.js';
 import { mqttSessionExpiry } from './migrations/0015-mqtt-session-expiry.js';
+import { eventEndpointIndex } from './migrations/0016-event-endpoint-index.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -26,6 +27,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0012-endpoint-credentials': endpointCredentials(database.dialect),
     '0013-mqtt-sessions': mqttSessions(database.dialect),
     '0015-mqtt-session-expiry': mqttSessionExpiry(database.dialect),
+    '0016-event-endpoint-index': eventEndpointIndex(database.dialect),
   };
 }
 

@@ -104,10 +104,19 @@ export interface EventsTable {
   data: Json;
 }
 
-/** How far the bus has handled the event sequence (one row, `bus`). */
+/**
+ * Positions in the event sequence: `bus`, how far the bus has handled it; `endpoint-index`, how far
+ * `event_endpoints` covers it.
+ */
 export interface EventCursorTable {
   name: string;
   handled_through: number;
+}
+
+/** The history's by-endpoint index, written in bulk behind the newest events (migration 0016). */
+export interface EventEndpointsTable {
+  endpoint_id: string;
+  seq: number;
 }
 
 export interface TriggersTable {
@@ -219,6 +228,7 @@ export interface Schema {
   endpoint_credentials: EndpointCredentialsTable;
   events: EventsTable;
   event_cursor: EventCursorTable;
+  event_endpoints: EventEndpointsTable;
   triggers: TriggersTable;
   executions: ExecutionsTable;
   script_queues: ScriptQueuesTable;

@@ -207,10 +207,12 @@ for (const dialect of DIALECTS) {
 
     // Runs last: it rewinds this database's migrations.
     it('upgrades a database that has run every earlier migration (0008 and 0011 included) to 0012 and later', async () => {
-      // Undo 0012 and the MQTT migrations after it, as if this were a database of the release before.
-      const undone = ['0012-endpoint-credentials', '0013-mqtt-sessions', '0015-mqtt-session-expiry'];
+      // Undo 0012 and the migrations after it, as if this were a database of the release before.
+      const undone = ['0012-endpoint-credentials', '0013-mqtt-sessions', '0015-mqtt-session-expiry', '0016-event-endpoint-index'];
       await sql`delete from iotbridge_migrations where name in (${sql.join(undone)})`.execute(other.db);
-      for (const table of ['endpoint_credentials', 'mqtt_retained', 'mqtt_subscriptions', 'mqtt_outgoing', 'mqtt_incoming', 'mqtt_session_expiry']) await other.db.schema.dropTable(table).execute();
+      for (const table of ['endpoint_credentials', 'mqtt_retained', 'mqtt_subscriptions', 'mqtt_outgoing', 'mqtt_incoming', 'mqtt_session_expiry', 'event_endpoints']) await other.db.schema.dropTable(table).execute();
+      await other.db.deleteFrom('event_cursor').where('name', '=', 'endpoint-index').execute();
+      await other.db.schema.createIndex('events_endpoint').on('events').columns(['endpoint_id', 'seq']).execute();
       assert.deepEqual(await migrateToLatest(other), undone);
       assert.deepEqual(await migrateToLatest(other), [], 'nothing left to apply');
       const endpoint = await createEndpoint(service, account.token, { key: 'after-upgrade', serviceId });
