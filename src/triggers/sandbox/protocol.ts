@@ -1,8 +1,7 @@
 /**
- * Messages between the service and a script worker process (child_process IPC, JSON: for these small
- * messages of strings and numbers it costs half of the structured clone on the service's side).
- * Each IPC message is an array: what one side has to say in one turn of its event loop goes together,
- * one pipe write instead of one per run (see `outbox.ts`).
+ * Messages between the service and a script worker process, over a pipe of their own in the text framing of
+ * `wire.ts`. What one side has to say in one turn of its event loop goes in one write (see `outbox.ts`).
+ * What does not change from run to run (a script, a namespace list, the limits) is sent once.
  */
 
 export interface RunLimits {
@@ -14,29 +13,41 @@ export interface RunLimits {
   readonly memoryMb: number;
 }
 
-export interface RunRequest {
-  readonly kind: 'run';
-  readonly runId: number;
+/** A script a worker is told once and runs by its number. */
+export interface ScriptDefinition {
+  readonly kind: 'script';
+  readonly ref: number;
   /** Isolates are per account: scripts of two accounts never share one. */
   readonly accountId: string;
-  /** Scripts are compiled once per trigger version. */
+  /** Scripts are compiled once per trigger version: the trigger id @ version (or a UDP service's key script). */
   readonly scriptId: string;
   readonly scriptName: string;
   readonly script: string;
-  /** JSON of what the script sees as `event`. */
-  readonly eventJson: string;
-  /** JSON of the other values the script sees as globals (the trigger's global variables): `{ name: value }`. */
-  readonly globalsJson: string;
   /** The namespaces the script can call on the host: the id of a {@link NamespaceList} sent before. */
   readonly namespaces: number;
-  readonly limits: RunLimits;
 }
 
-/** `{ namespace: [function names] }`, sent once per worker and list rather than with every run. */
+/** `{ namespace: [function names] }`, sent once per worker and list. */
 export interface NamespaceList {
   readonly kind: 'namespaces';
   readonly id: number;
   readonly json: string;
+}
+
+/** The worker may drop every script definition: the service sends again what it runs next. */
+export interface ForgetScripts {
+  readonly kind: 'forget';
+}
+
+export interface RunRequest {
+  readonly kind: 'run';
+  readonly runId: number;
+  /** The {@link ScriptDefinition} to run. */
+  readonly script: number;
+  /** JSON of what the script sees as `event`. */
+  readonly eventJson: string;
+  /** JSON of the other values the script sees as globals (the trigger's global variables): `{ name: value }`. */
+  readonly globalsJson: string;
 }
 
 export interface HostReply {
@@ -47,7 +58,7 @@ export interface HostReply {
   readonly error?: string | undefined;
 }
 
-export type ToWorker = RunRequest | HostReply | NamespaceList;
+export type ToWorker = ScriptDefinition | NamespaceList | ForgetScripts | RunRequest | HostReply;
 
 export interface HostCall {
   readonly kind: 'call';
@@ -77,3 +88,6 @@ export interface RunDone {
 }
 
 export type FromWorker = HostCall | RunDone;
+
+/** How a worker learns its limits: an environment variable of its process, JSON of {@link RunLimits}. */
+export const LIMITS_ENV = 'IOTBRIDGE_SCRIPT_LIMITS';

@@ -1,7 +1,10 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { Outbox } from './outbox.js';
-import type { FromWorker, RunLimits, RunRequest, RunResult, ToWorker } from './protocol.js';
+import { LIMITS_ENV, type FromWorker, type RunLimits, type RunResult, type ToWorker } from './protocol.js';
+import { LineReader, decodeFromWorker, encodeToWorker } from './wire.js';
 
 /** Answers a namespace call of a running script: the value (JSON-able) or a thrown error the script sees. */
 export type HostHandler = (namespace: string, fn: string, args: unknown[]) => Promise<unknown>;
@@ -40,18 +43,34 @@ interface InFlight {
   readonly watchdog: NodeJS.Timeout;
 }
 
+/** A script as a worker was told it: its number there, and what it was told (to notice a change). */
+interface SentScript {
+  readonly ref: number;
+  readonly accountId: string;
+  readonly script: string;
+  readonly scriptName: string;
+  readonly namespaces: number;
+}
+
 interface Worker {
   readonly index: number;
   readonly child: ChildProcess;
   readonly outbox: Outbox<ToWorker>;
   /** Namespace lists (by their JSON) this worker has been sent, with their ids. */
   readonly namespaceIds: Map<string, number>;
+  /** Scripts (by script id) this worker has been sent. */
+  readonly scripts: Map<string, SentScript>;
 }
+
+/** Past this many script versions a worker is told to forget them all, and is sent again what runs next. */
+const MAX_SENT_SCRIPTS = 10_000;
 
 // Under tsx (tests, `npm run dev`) this module is TypeScript and so is the worker next to it.
 const fromSource = import.meta.url.endsWith('.ts');
-const WORKER = new URL(fromSource ? './worker.ts' : './worker.js', import.meta.url);
+const WORKER = fileURLToPath(new URL(fromSource ? './worker.ts' : './worker.js', import.meta.url));
 const EXEC_ARGV = ['--no-node-snapshot', ...(fromSource ? ['--import', 'tsx'] : [])];
+/** The worker's end of the message pipe (see wire.ts). */
+const PIPE_FD = 3;
 
 /**
  * Script worker processes supervised by the service: scripts never run in the process that holds the
@@ -64,6 +83,7 @@ export class WorkerPool implements ScriptRunner {
   readonly #inFlight = new Map<number, InFlight>();
   #nextRunId = 1;
   #nextNamespacesId = 1;
+  #nextScriptRef = 1;
   #stopping = false;
 
   constructor(options: WorkerPoolOptions) {
@@ -86,13 +106,7 @@ export class WorkerPool implements ScriptRunner {
       return Promise.resolve(failed(`the event or a global variable is not JSON: ${error instanceof Error ? error.message : String(error)}`));
     }
     const worker = this.#workers[hash(run.accountId) % this.#workers.length]!;
-    const namespacesJson = namesJson(run.namespaces);
-    let namespaces = worker.namespaceIds.get(namespacesJson);
-    if (namespaces === undefined) {
-      namespaces = this.#nextNamespacesId++;
-      worker.namespaceIds.set(namespacesJson, namespaces);
-      worker.outbox.push({ kind: 'namespaces', id: namespaces, json: namespacesJson });
-    }
+    const script = this.#scriptRef(worker, run);
     const runId = this.#nextRunId++;
     return new Promise<RunResult>((resolve) => {
       // The worker enforces the wall time itself; if it cannot (its event loop blocked, e.g. by a runaway
@@ -102,20 +116,29 @@ export class WorkerPool implements ScriptRunner {
         worker.child.kill('SIGKILL');
       }, this.#options.limits.wallTimeoutMs + STUCK_GRACE_MS);
       this.#inFlight.set(runId, { resolve, host: run.host, worker, watchdog });
-      const request: RunRequest = {
-        kind: 'run',
-        runId,
-        accountId: run.accountId,
-        scriptId: run.scriptId,
-        scriptName: run.scriptName,
-        script: run.script,
-        eventJson,
-        globalsJson,
-        namespaces,
-        limits: this.#options.limits,
-      };
-      worker.outbox.push(request);
+      worker.outbox.push({ kind: 'run', runId, script, eventJson, globalsJson });
     });
+  }
+
+  /** The worker's number for the run's script, telling it the script (and its namespace list) first if need be. */
+  #scriptRef(worker: Worker, run: ScriptRun): number {
+    const namespacesJson = namesJson(run.namespaces);
+    let namespaces = worker.namespaceIds.get(namespacesJson);
+    if (namespaces === undefined) {
+      namespaces = this.#nextNamespacesId++;
+      worker.namespaceIds.set(namespacesJson, namespaces);
+      worker.outbox.push({ kind: 'namespaces', id: namespaces, json: namespacesJson });
+    }
+    const sent = worker.scripts.get(run.scriptId);
+    if (sent && sent.script === run.script && sent.accountId === run.accountId && sent.scriptName === run.scriptName && sent.namespaces === namespaces) return sent.ref;
+    if (worker.scripts.size >= MAX_SENT_SCRIPTS) {
+      worker.scripts.clear();
+      worker.outbox.push({ kind: 'forget' });
+    }
+    const ref = this.#nextScriptRef++;
+    worker.scripts.set(run.scriptId, { ref, accountId: run.accountId, script: run.script, scriptName: run.scriptName, namespaces });
+    worker.outbox.push({ kind: 'script', ref, accountId: run.accountId, scriptId: run.scriptId, scriptName: run.scriptName, script: run.script, namespaces });
+    return ref;
   }
 
   /** Process ids of the workers (diagnostics and tests). */
@@ -136,35 +159,39 @@ export class WorkerPool implements ScriptRunner {
   }
 
   #spawn(index: number): Worker {
-    const child = fork(WORKER, [], {
-      execArgv: EXEC_ARGV,
-      serialization: 'json',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, IOTBRIDGE_SQL_DIR: this.#options.sqlDir },
+    const child = spawn(process.execPath, [...EXEC_ARGV, WORKER], {
+      stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+      env: { ...process.env, IOTBRIDGE_SQL_DIR: this.#options.sqlDir, [LIMITS_ENV]: JSON.stringify(this.#options.limits) },
     });
+    const pipe = child.stdio[PIPE_FD] as Socket;
+    pipe.setEncoding('utf8');
     const namespaceIds = new Map<string, number>();
+    const scripts = new Map<string, SentScript>();
     const outbox = new Outbox<ToWorker>((messages) => {
-      if (!child.connected) return; // its runs fail when its exit is seen
-      const undelivered = (error: Error) => {
-        namespaceIds.clear(); // whatever list was in it is sent again with the next run
+      if (!pipe.writable) return; // its runs fail when its exit is seen
+      let text = '';
+      for (const message of messages) text += encodeToWorker(message);
+      pipe.write(text, (error) => {
+        if (!error) return;
+        // Whatever it was told in these messages is told again with the next run.
+        namespaceIds.clear();
+        scripts.clear();
         for (const message of messages) {
           if (message.kind === 'run') this.#finish(message.runId, failed(`could not reach the script worker: ${error.message}`));
         }
-      };
-      try {
-        child.send(messages, (error) => {
-          if (error) undelivered(error);
-        });
-      } catch (error) {
-        undelivered(error instanceof Error ? error : new Error(String(error)));
-      }
+      });
     });
-    const worker: Worker = { index, child, outbox, namespaceIds };
-    child.on('message', (messages: FromWorker[]) => {
-      for (const message of messages) this.#onMessage(worker, message);
+    const worker: Worker = { index, child, outbox, namespaceIds, scripts };
+    const lines = new LineReader((line) => {
+      const message = decodeFromWorker(line);
+      if (message) this.#onMessage(worker, message);
+      else this.#options.logger.warn({ worker: index }, 'script worker sent a message that is not well formed; ignored');
     });
-    child.on('error', (error) => this.#options.logger.warn({ err: error, worker: index }, 'script worker channel error'));
+    pipe.on('data', (chunk: string) => lines.push(chunk));
+    pipe.on('error', (error) => this.#options.logger.warn({ err: error, worker: index }, 'script worker pipe error'));
+    child.on('error', (error) => this.#options.logger.warn({ err: error, worker: index }, 'script worker process error'));
     child.on('exit', (code, signal) => {
+      pipe.destroy();
       const reason = `the script worker died (${signal ?? `exit code ${code}`})`;
       for (const [runId, flight] of this.#inFlight) if (flight.worker === worker) this.#finish(runId, failed(reason));
       if (this.#stopping) return;

@@ -3,19 +3,32 @@
  * account. The context is locked down once (every built-in frozen) and each trigger version is compiled
  * once into a function; a run calls that function with the event and the trigger's globals, and whatever a
  * run adds to the global object is removed after it, so runs share nothing. Namespace calls go to the
- * service over IPC and block the script until answered (`applySyncPromise`), so scripts read
- * synchronously. Started by WorkerPool with `--no-node-snapshot` (isolated-vm needs it on Node 20); if
+ * service over the worker's pipe (see wire.ts) and block the script until answered (`applySyncPromise`),
+ * so scripts read synchronously. Started by WorkerPool with `--no-node-snapshot` (isolated-vm needs it on Node 20); if
  * anything here dies, the pool replaces it.
  */
+import { Socket } from 'node:net';
 import ivm from 'isolated-vm';
 import { LOCAL_NAMESPACES } from '../namespaces/local/index.js';
-import type { FromWorker, HostCall, RunRequest, RunResult, ToWorker } from './protocol.js';
+import { LIMITS_ENV, type FromWorker, type HostCall, type RunLimits, type RunResult, type ScriptDefinition, type ToWorker } from './protocol.js';
 import { Outbox } from './outbox.js';
+import { LineReader, decodeToWorker, encodeFromWorker } from './wire.js';
 
 const MAX_LOG_LINES = 100;
 const MAX_LOG_LINE = 2000;
 const MAX_ISOLATES = 100;
 const MAX_PER_ACCOUNT = 4;
+
+/** The same for every run of this worker: set by the pool when it starts the process. */
+const LIMITS = JSON.parse(process.env[LIMITS_ENV] ?? 'null') as RunLimits;
+
+/** One run: its script as the service defined it, and what changes from run to run. */
+interface RunRequest extends Omit<ScriptDefinition, 'kind'> {
+  readonly runId: number;
+  readonly eventJson: string;
+  readonly globalsJson: string;
+  readonly limits: RunLimits;
+}
 
 interface AccountSandbox {
   readonly isolate: ivm.Isolate;
@@ -249,7 +262,17 @@ function syncCall(runId: number, namespace: string, fn: string, argsJson: string
 const pendingCalls = new Map<number, { resolve: (json: string) => void; runId: number }>();
 let nextCallId = 1;
 
-const outbox = new Outbox<FromWorker>((messages) => process.send?.(messages));
+// The service's end of the pipe; when it closes, the service is gone and the worker goes too.
+const pipe = new Socket({ fd: 3, readable: true, writable: true });
+pipe.setEncoding('utf8');
+pipe.on('close', () => process.exit(0));
+pipe.on('error', () => process.exit(0));
+
+const outbox = new Outbox<FromWorker>((messages) => {
+  let text = '';
+  for (const message of messages) text += encodeFromWorker(message);
+  pipe.write(text);
+});
 
 function send(message: FromWorker): void {
   outbox.push(message);
@@ -547,17 +570,28 @@ function hostCall(runId: number, namespace: string, fn: string, argsJson: string
   });
 }
 
-process.on('message', (messages: ToWorker[]) => {
-  for (const message of messages) receive(message);
+/** Script definitions by the service's number for them. */
+const scripts = new Map<number, ScriptDefinition>();
+
+const lines = new LineReader((line) => {
+  const message = decodeToWorker(line);
+  if (message) receive(message);
 });
+pipe.on('data', (chunk: string) => lines.push(chunk));
 
 function receive(message: ToWorker): void {
   if (message.kind === 'run') {
-    void run(message).then(
+    const definition = scripts.get(message.script);
+    const request: RunRequest | undefined = definition && { ...definition, runId: message.runId, eventJson: message.eventJson, globalsJson: message.globalsJson, limits: LIMITS };
+    (request ? run(request) : Promise.reject(new Error(`script ${message.script} was never sent`))).then(
       (result) => send({ kind: 'done', runId: message.runId, result }),
       (error: unknown) =>
         send({ kind: 'done', runId: message.runId, result: { status: 'failed', error: `sandbox error: ${String(error)}`, line: null, logs: [], durationMs: 0 } }),
     );
+  } else if (message.kind === 'script') {
+    scripts.set(message.ref, message);
+  } else if (message.kind === 'forget') {
+    scripts.clear();
   } else if (message.kind === 'namespaces') {
     namespaceLists.set(message.id, withLocal(message.json));
   } else if (message.kind === 'reply') {
@@ -569,6 +603,4 @@ function receive(message: ToWorker): void {
   }
 }
 
-// The service going away takes its workers with it.
-process.on('disconnect', () => process.exit(0));
 process.on('SIGTERM', () => process.exit(0));
