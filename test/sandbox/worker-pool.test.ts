@@ -257,6 +257,60 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
     }
   });
 
+  /** Runs of one script sent in the same turn: the worker runs them together, in one call into the isolate. */
+  const together = (scriptId: string, script: string, events: unknown[], extra: Partial<ScriptRun> = {}) =>
+    Promise.all(events.map((data) => run(script, { accountId: `batch-${scriptId}`, scriptId, globals: { event: { data } }, ...extra })));
+
+  it('runs runs of one script sent together as a batch, each with its own event and nothing carried over', async () => {
+    const results = await together('batch-plain@1', `log(event.data.n, typeof previous); globalThis.previous = event.data.n;`, Array.from({ length: 40 }, (_, n) => ({ n })));
+    assert.deepEqual(results.map((r) => [r.status, r.logs]), Array.from({ length: 40 }, (_, n) => ['success', [`${n} undefined`]]));
+    // A batch gives its runs equal shares of its time: identical durations show the runs did go as one.
+    const durations = results.map((r) => r.durationMs);
+    assert.ok(new Set(durations).size < durations.length, `some runs shared a batch: ${durations.join(', ')}`);
+  });
+
+  it('settles every run of a batch on its own terms: errors, exits, service calls, spoiled contexts', async () => {
+    let hostCalls = 0;
+    const script = `var k = event.data.k;
+      log('run', k, typeof spoiled);
+      if (k === 'throw') throw new Error('bad reading ' + k);
+      if (k === 'timed-out') throw new Error('the meter timed out');
+      if (k === 'value') throw 'a string';
+      if (k === 'object') throw { code: 7 };
+      if (k === 'exit') trigger.exit('exited on purpose');
+      if (k === 'host') log(JSON.stringify(demo.echo(k)));
+      if (k === 'spoil') Object.defineProperty(globalThis, 'spoiled', { value: 1, configurable: false });`;
+    const kinds = ['ok', 'throw', 'ok', 'timed-out', 'value', 'object', 'exit', 'host', 'ok', 'spoil', 'ok', 'ok'];
+    const results = await together('batch-mixed@1', script, kinds.map((k) => ({ k })), {
+      host: async (namespace, fn, args) => {
+        hostCalls++;
+        return { fn, args };
+      },
+    });
+    const byKind = (k: string) => results.filter((_, i) => kinds[i] === k);
+    for (const r of byKind('ok')) assert.deepEqual([r.status, r.logs], ['success', ['run ok undefined']], 'no run sees what another left');
+    assert.deepEqual(byKind('throw').map((r) => [r.status, r.error, r.line]), [['failed', 'bad reading throw', 3]]);
+    assert.deepEqual(byKind('timed-out').map((r) => [r.status, r.error]), [['failed', 'the meter timed out']], 'a script error that says "timed out" is not a CPU timeout');
+    assert.deepEqual(byKind('value').map((r) => [r.status, r.error]), [['failed', 'a string']]);
+    assert.deepEqual(byKind('object').map((r) => r.status), ['failed']);
+    assert.deepEqual(byKind('exit').map((r) => [r.status, r.error, r.logs]), [['failed', 'exited on purpose', ['run exit undefined']]]);
+    assert.deepEqual(byKind('host').map((r) => [r.status, r.logs]), [['success', ['run host undefined', '{"fn":"echo","args":["host"]}']]]);
+    assert.equal(hostCalls, 1, 'the run that needs the service runs once with it, its attempt in the batch left no trace');
+    assert.deepEqual(byKind('spoil').map((r) => r.status), ['success']);
+    // A run on its own gets the same descriptions as one in a batch.
+    const alone = await run(script, { accountId: 'batch-alone', scriptId: 'batch-mixed@1', globals: { event: { data: { k: 'object' } } } });
+    assert.equal(alone.error, byKind('object')[0]!.error);
+  });
+
+  it('stops a batch that runs too long, and only its looping run fails', async () => {
+    const results = await together('batch-loop@1', `log(event.data.i); if (event.data.i === 3) while (true) {}`, Array.from({ length: 8 }, (_, i) => ({ i })));
+    assert.deepEqual(
+      results.map((r) => [r.status, r.logs]),
+      Array.from({ length: 8 }, (_, i) => [i === 3 ? 'failed' : 'success', [String(i)]]),
+    );
+    assert.match(results[3]!.error ?? '', /timeout/);
+  });
+
   it('keeps accounts in separate isolates', async () => {
     const a = await run(`log(typeof leak)`, { accountId: 'tenant-a', globals: { leak: 'a-secret' } });
     const b = await run(`log(typeof leak)`, { accountId: 'tenant-b', globals: {} });
