@@ -111,10 +111,10 @@ export class SqliteHotPath {
         execution.status,
         execution.error,
         execution.line,
-        toJson(execution.logs),
+        execution.logs.length === 0 ? '[]' : toJson(execution.logs),
         execution.test ? 1 : 0,
-        toJson(execution.context),
-        toJson(execution.groups),
+        isEmpty(execution.context) ? '{}' : toJson(execution.context),
+        execution.groups.length === 0 ? '[]' : toJson(execution.groups),
       );
     }
   }
@@ -164,4 +164,10 @@ export class SqliteHotPath {
         for (const item of batch) item.reject(error);
       });
   }
+}
+
+/** Most runs add no context: its JSON is then known without serialising it. */
+function isEmpty(object: Record<string, unknown>): boolean {
+  for (const _key in object) return false;
+  return true;
 }

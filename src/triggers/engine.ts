@@ -29,6 +29,8 @@ export class TriggerEngine {
   readonly #functions = new Map<string, HostFunction>();
   /** Active triggers per account; dropped when the account's triggers change. */
   readonly #active = new LRUCache<string, Promise<Trigger[]>>({ max: 10_000 });
+  /** The last execution write whose failure is being watched for. */
+  #watched: Promise<void> | undefined;
 
   constructor(deps: { domain: Domain; runner: ScriptRunner; services: ScriptServices; namespaces: readonly Namespace[]; wallTimeoutMs: number; logger: Logger }) {
     this.#domain = deps.domain;
@@ -130,12 +132,15 @@ export class TriggerEngine {
       context: record.context,
       groups: record.groups,
     };
-    const recorded = this.#domain.executions.record(execution).catch((error: unknown) => {
-      this.#logger.error({ err: error, triggerId: trigger.id }, 'could not record a trigger execution');
-    });
+    const recorded = this.#domain.executions.record(execution);
+    // The executions of one commit share its promise: its failure is logged once, not once per run.
+    if (recorded !== this.#watched) {
+      this.#watched = recorded;
+      recorded.catch((error: unknown) => this.#logger.error({ err: error, triggerId: trigger.id }, 'could not record trigger executions'));
+    }
     // An endpoint's next event need not wait for the record to be written (it is, within a tick);
     // a test run answers with the execution, so it waits.
-    if (test) await recorded;
+    if (test) await recorded.catch(() => undefined);
     return execution;
   }
 

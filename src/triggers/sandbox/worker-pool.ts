@@ -35,12 +35,15 @@ export interface WorkerPoolOptions {
 
 /** Past a run's wall time, this much longer without an answer means the worker itself is stuck. */
 const STUCK_GRACE_MS = 2000;
+/** How often runs past that are looked for: one timer for the pool, not one per run. */
+const SWEEP_MS = 250;
 
 interface InFlight {
   readonly resolve: (result: RunResult) => void;
   readonly host: HostHandler;
   readonly worker: Worker;
-  readonly watchdog: NodeJS.Timeout;
+  /** `performance.now()` past which the worker is taken to be stuck. */
+  readonly deadline: number;
 }
 
 /** A script as a worker was told it: its number there, and what it was told (to notice a change). */
@@ -86,9 +89,13 @@ export class WorkerPool implements ScriptRunner {
   #nextScriptRef = 1;
   #stopping = false;
 
+  readonly #sweeper: NodeJS.Timeout;
+
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
     for (let i = 0; i < options.workers; i++) this.#workers.push(this.#spawn(i));
+    this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS);
+    this.#sweeper.unref();
   }
 
   run(run: ScriptRun): Promise<RunResult> {
@@ -109,15 +116,25 @@ export class WorkerPool implements ScriptRunner {
     const script = this.#scriptRef(worker, run);
     const runId = this.#nextRunId++;
     return new Promise<RunResult>((resolve) => {
-      // The worker enforces the wall time itself; if it cannot (its event loop blocked, e.g. by a runaway
-      // sql query), the worker is killed: its runs fail with the reason and a new worker takes over.
-      const watchdog = setTimeout(() => {
-        this.#options.logger.error({ worker: worker.index, runId }, 'script worker stopped answering; killing it');
-        worker.child.kill('SIGKILL');
-      }, this.#options.limits.wallTimeoutMs + STUCK_GRACE_MS);
-      this.#inFlight.set(runId, { resolve, host: run.host, worker, watchdog });
+      const deadline = performance.now() + this.#options.limits.wallTimeoutMs + STUCK_GRACE_MS;
+      this.#inFlight.set(runId, { resolve, host: run.host, worker, deadline });
       worker.outbox.push({ kind: 'run', runId, script, eventJson, globalsJson });
     });
+  }
+
+  /**
+   * The worker enforces the wall time itself; if it cannot (its event loop blocked, e.g. by a runaway sql
+   * query), the worker is killed: its runs fail with the reason and a new worker takes over. Runs are in
+   * the map in the order they started, all with the same limit: the first not past its deadline ends the look.
+   */
+  #sweep(): void {
+    const now = performance.now();
+    for (const [runId, flight] of this.#inFlight) {
+      if (flight.deadline > now) return;
+      if (flight.worker.child.killed) continue;
+      this.#options.logger.error({ worker: flight.worker.index, runId }, 'script worker stopped answering; killing it');
+      flight.worker.child.kill('SIGKILL');
+    }
   }
 
   /** The worker's number for the run's script, telling it the script (and its namespace list) first if need be. */
@@ -148,6 +165,7 @@ export class WorkerPool implements ScriptRunner {
 
   async stop(): Promise<void> {
     this.#stopping = true;
+    clearInterval(this.#sweeper);
     await Promise.all(
       this.#workers.map(async ({ child }) => {
         if (child.exitCode !== null || child.signalCode !== null) return;
@@ -228,7 +246,6 @@ export class WorkerPool implements ScriptRunner {
     const flight = this.#inFlight.get(runId);
     if (!flight) return;
     this.#inFlight.delete(runId);
-    clearTimeout(flight.watchdog);
     flight.resolve(result);
   }
 }
