@@ -101,7 +101,7 @@ export class IotBridge {
     logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
 
     const stores = sqlStores(database);
-    const bus = new DurableEventBus(stores.events, { parallelism: config.eventParallelism, logger });
+    const bus = new DurableEventBus(stores.events, { parallelism: config.eventParallelism, maxInMemory: config.eventBacklogInMemory, logger });
     this.#bus = bus;
     const domain = createDomain(stores, bus, config);
     this.#domain = domain;

@@ -50,6 +50,11 @@ export interface Config {
   readonly tokenCacheTtlSeconds: number;
   /** How many endpoints' events are handled at once (`core.trigger.event.parallelism`). `IOTBRIDGE_EVENT_PARALLELISM`, default 50. */
   readonly eventParallelism: number;
+  /**
+   * How many accepted events may wait in memory for their turn; past it, newer ones wait in the database and
+   * are read back in order. `IOTBRIDGE_EVENT_BACKLOG_IN_MEMORY`, default 10000.
+   */
+  readonly eventBacklogInMemory: number;
   /** Days events stay in the history; 0 keeps them forever. `IOTBRIDGE_HISTORY_RETENTION_DAYS`, default 30. */
   readonly historyRetentionDays: number;
   /** Script worker processes. `IOTBRIDGE_SCRIPT_WORKERS`, default 1. */
@@ -82,6 +87,7 @@ export const DEFAULTS = {
   userTokenTtlSeconds: 86_400,
   tokenCacheTtlSeconds: 10,
   eventParallelism: 50,
+  eventBacklogInMemory: 10_000,
   historyRetentionDays: 30,
   scriptWorkers: 1,
   scriptTimeoutMs: 1000,
@@ -116,6 +122,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   userTokenTtlSeconds: 'IOTBRIDGE_USER_TOKEN_TTL',
   tokenCacheTtlSeconds: 'IOTBRIDGE_TOKEN_CACHE_TTL',
   eventParallelism: 'IOTBRIDGE_EVENT_PARALLELISM',
+  eventBacklogInMemory: 'IOTBRIDGE_EVENT_BACKLOG_IN_MEMORY',
   historyRetentionDays: 'IOTBRIDGE_HISTORY_RETENTION_DAYS',
   scriptWorkers: 'IOTBRIDGE_SCRIPT_WORKERS',
   scriptTimeoutMs: 'IOTBRIDGE_SCRIPT_TIMEOUT_MS',
@@ -175,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     userTokenTtlSeconds: positiveInt(merged, 'userTokenTtlSeconds'),
     tokenCacheTtlSeconds: nonNegativeInt(merged, 'tokenCacheTtlSeconds'),
     eventParallelism: integer(merged, 'eventParallelism', 1, 10_000),
+    eventBacklogInMemory: integer(merged, 'eventBacklogInMemory', 1, 10_000_000),
     historyRetentionDays: nonNegativeInt(merged, 'historyRetentionDays'),
     scriptWorkers: integer(merged, 'scriptWorkers', 1, 64),
     scriptTimeoutMs: integer(merged, 'scriptTimeoutMs', 1, 600_000),

@@ -20,13 +20,22 @@ export interface EventBus {
 export interface DurableEventBusOptions {
   /** How many partitions are handled at once (`core.trigger.event.parallelism`), default 50. */
   readonly parallelism: number;
+  /**
+   * How many accepted events may wait in memory for their turn (`IOTBRIDGE_EVENT_BACKLOG_IN_MEMORY`, default
+   * 10,000). Past it, newer ones wait in the store only and are read back in order as the backlog shrinks:
+   * a burst or a slow trigger costs disk, not the process's memory.
+   */
+  readonly maxInMemory?: number | undefined;
   readonly logger: Logger;
 }
+
+export const DEFAULT_BACKLOG_IN_MEMORY = 10_000;
 
 /**
  * The embedded bus: events are persisted (history + queue) in the service's database before `publish`
  * resolves, then dispatched in-process. Publishes within one tick share one transaction. After a crash or
- * stop, queued events are loaded and dispatched at the next start: nothing accepted is dropped.
+ * stop, queued events are loaded and dispatched at the next start: nothing accepted is dropped. At most
+ * `maxInMemory` accepted events wait in memory; the rest wait in the store and are read back in seq order.
  * One process consumes the queue; several processes sharing PostgreSQL need the Redis bus (not built yet).
  */
 export class DurableEventBus implements EventBus {
@@ -51,12 +60,24 @@ export class DurableEventBus implements EventBus {
   #saveScheduled = false;
   #lastSeq = 0;
   #running = false;
+  readonly #maxInMemory: number;
+  /** Events waiting in memory (in `#waiting`). */
+  #inMemory = 0;
+  /** Events after `#lastSeq` wait in the store only, until a read catches up with them. */
+  #spilled = false;
+  #reading = false;
   /** While queued events are loaded at start, live commits wait here instead of racing the load. */
   #deferred: StoredEvent[][] | undefined;
 
   constructor(store: EventStore, options: DurableEventBusOptions) {
     this.#store = store;
     this.#options = options;
+    this.#maxInMemory = Math.max(1, options.maxInMemory ?? DEFAULT_BACKLOG_IN_MEMORY);
+  }
+
+  /** What waits for its turn: in memory, and whether newer events wait in the store only (diagnostics, tests). */
+  get backlog(): { inMemory: number; inStoreOnly: boolean } {
+    return { inMemory: this.#inMemory, inStoreOnly: this.#spilled };
   }
 
   subscribe(consumer: EventConsumer): void {
@@ -66,17 +87,16 @@ export class DurableEventBus implements EventBus {
   async start(): Promise<void> {
     this.#running = true;
     this.#deferred = [];
-    // Everything accepted before the last stop (or crash) and not yet handled.
+    // Everything accepted before the last stop (or crash) and not yet handled, as much as memory may hold.
     this.#handledThrough = this.#savedThrough = this.#lastSeq = await this.#store.handledThrough();
-    for (;;) {
-      const pending = await this.#store.pending(this.#lastSeq, 10_000);
-      if (pending.length === 0) break;
-      if (this.#lastSeq === this.#savedThrough) this.#options.logger.info({ from: pending[0]?.seq }, 'resuming queued events');
-      this.#dispatch(pending);
-    }
+    const pending = await this.#store.pending(this.#lastSeq, this.#maxInMemory);
+    if (pending.length > 0) this.#options.logger.info({ from: pending[0]?.seq }, 'resuming queued events');
+    this.#dispatch(pending);
+    this.#spilled = pending.length >= this.#maxInMemory;
     const deferred = this.#deferred;
     this.#deferred = undefined;
-    for (const stored of deferred) this.#dispatch(stored);
+    // Live commits during the load: dispatched after it, unless the rest waits in the store (they are there too).
+    if (!this.#spilled) for (const stored of deferred) this.#dispatch(stored);
   }
 
   async stop(): Promise<void> {
@@ -90,6 +110,8 @@ export class DurableEventBus implements EventBus {
     this.#outstanding = [];
     this.#outstandingHead = 0;
     this.#handled.clear();
+    this.#inMemory = 0;
+    this.#spilled = false;
   }
 
   publish(events: readonly Event[]): Promise<void> {
@@ -118,7 +140,17 @@ export class DurableEventBus implements EventBus {
       // A database may number the rows of one insert out of order; dispatch follows the numbers, as a restart would.
       stored.sort((a, b) => a.seq - b.seq);
       if (this.#deferred) this.#deferred.push(stored);
-      else if (this.#running) this.#dispatch(stored);
+      else if (this.#running && !this.#spilled) {
+        const room = this.#maxInMemory - this.#inMemory;
+        if (stored.length <= room) this.#dispatch(stored);
+        else {
+          // What fits; from there on, newer events wait in the store and `#readBack` catches up with them in
+          // order. Memory then holds at least one event, whose handling starts the read.
+          this.#dispatch(stored.slice(0, room));
+          this.#spilled = true;
+          this.#options.logger.warn({ inMemory: this.#inMemory, limit: this.#maxInMemory }, 'event backlog is full in memory: newer events wait in the store');
+        }
+      }
     } catch (error) {
       for (const { reject } of batch.settle) reject(error);
     }
@@ -128,6 +160,7 @@ export class DurableEventBus implements EventBus {
     for (const stored of events) {
       if (stored.seq <= this.#lastSeq) continue; // already dispatched (a resume racing a live commit)
       this.#lastSeq = stored.seq;
+      this.#inMemory++;
       this.#outstanding.push(stored.seq);
       const partition = partitionOf(stored.event);
       const waiting = this.#waiting.get(partition);
@@ -163,6 +196,8 @@ export class DurableEventBus implements EventBus {
         return;
       }
       if (waiting!.length === 0) this.#waiting.delete(partition);
+      this.#inMemory--;
+      if (this.#spilled && !this.#reading && this.#inMemory <= this.#maxInMemory / 2) this.#readBack();
       for (const consumer of this.#consumers) {
         try {
           await consumer(next.event);
@@ -173,6 +208,31 @@ export class DurableEventBus implements EventBus {
       this.#ack(next.seq);
       if (!this.#running) return;
     }
+  }
+
+  /**
+   * Reads the events that wait in the store only, oldest first, as many as memory may hold. It runs in the
+   * chain of commits, so no commit decides between memory and store while it reads: when it reads less
+   * than it asked for it has caught up, and the next commit dispatches as usual.
+   */
+  #readBack(): void {
+    this.#reading = true;
+    this.#committing = this.#committing.then(async () => {
+      try {
+        if (!this.#running) return;
+        const room = this.#maxInMemory - this.#inMemory;
+        const stored = await this.#store.pending(this.#lastSeq, room);
+        if (stored.length < room) this.#spilled = false;
+        this.#dispatch(stored);
+      } catch (error) {
+        this.#options.logger.error({ err: error }, 'could not read back waiting events; trying again');
+        setTimeout(() => {
+          if (this.#running && this.#spilled && !this.#reading) this.#readBack();
+        }, 1000).unref();
+      } finally {
+        this.#reading = false;
+      }
+    });
   }
 
   /** Handled events advance the cursor as far as every earlier one is handled too. */

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import type { Event } from '../../src/events/event.js';
+import { createEvent, type Event } from '../../src/events/event.js';
+import { DurableEventBus } from '../../src/events/event-bus.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
@@ -138,6 +139,89 @@ for (const dialect of DIALECTS) {
         for (const key of keys) assert.deepEqual(seen.get(key), Array.from({ length: 20 }, (_, n) => n), `order of ${key}`);
         assert.ok(maxActive > 1, 'different endpoints run in parallel');
         assert.ok(maxActive <= 3, `at most 3 at once, saw ${maxActive}`);
+      } finally {
+        await service.stop();
+      }
+    });
+
+    it('keeps at most IOTBRIDGE_EVENT_BACKLOG_IN_MEMORY events waiting in memory; the rest wait in the store and come in order, once', async () => {
+      const seen = new Map<string, number[]>();
+      let bus: DurableEventBus | undefined;
+      let mostInMemory = 0;
+      let storeOnly = false;
+      const service = await startService(dialect.name, { eventParallelism: 2, eventBacklogInMemory: 10 }, {
+        beforeBusStart: (started) => {
+          assert.ok(started instanceof DurableEventBus);
+          bus = started;
+          started.subscribe(async (event) => {
+            if (event.type !== 'burst') return;
+            mostInMemory = Math.max(mostInMemory, bus!.backlog.inMemory);
+            storeOnly ||= bus!.backlog.inStoreOnly;
+            await sleep(2);
+            const list = seen.get(event.endpointKey ?? '') ?? [];
+            list.push((event.data as { n: number }).n);
+            seen.set(event.endpointKey ?? '', list);
+          });
+        },
+      });
+      try {
+        const account = await createAccount(service, 'burst');
+        const serviceId = await createService(service, account.token);
+        const keys = ['a', 'b', 'c', 'd'];
+        const endpoints: { id: string; key: string }[] = [];
+        for (const key of keys) endpoints.push((await createEndpoint(service, account.token, { key, serviceId })) as { id: string; key: string });
+        // A burst as a busy device server makes it: many events accepted in one commit, far more than memory may hold.
+        const burst = Array.from({ length: 30 }, (_, n) =>
+          endpoints.map((endpoint) => createEvent({ type: 'burst', accountId: account.accountId, serviceId, endpointId: endpoint.id, endpointKey: endpoint.key, data: { n } })),
+        ).flat();
+        await service.bridge.bus.publish(burst.slice(0, 60));
+        await service.bridge.bus.publish(burst.slice(60));
+        await eventually(() => keys.every((key) => (seen.get(key)?.length ?? 0) >= 30), 30_000);
+        await sleep(100);
+        for (const key of keys) assert.deepEqual(seen.get(key), Array.from({ length: 30 }, (_, n) => n), `${key}: every event once, in order`);
+        assert.ok(storeOnly, 'the backlog outgrew memory');
+        assert.ok(mostInMemory <= 10, `at most 10 in memory, saw ${mostInMemory}`);
+        assert.deepEqual(bus!.backlog, { inMemory: 0, inStoreOnly: false });
+      } finally {
+        await service.stop();
+      }
+    });
+
+    it('reads back after a restart a backlog larger than memory, in order, once', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let first = 0;
+      let service = await startService(dialect.name, { eventBacklogInMemory: 5 }, {
+        beforeBusStart: (bus) =>
+          bus.subscribe(async (event) => {
+            if (event.type !== 'job') return;
+            first++;
+            await gate;
+          }),
+      });
+      try {
+        const account = await createAccount(service, 'backlog');
+        const serviceId = await createService(service, account.token);
+        await createEndpoint(service, account.token, { key: 'worker', serviceId });
+        for (let n = 0; n < 40; n++) {
+          assert.equal((await service.request('POST', '/events', { token: account.token, body: { type: 'job', endpoint: 'k.worker', data: { n } } })).status, 202);
+        }
+        await eventually(() => first === 1);
+        setTimeout(release, 50);
+        const second: number[] = [];
+        let storeOnly = false;
+        service = await service.restart({
+          beforeBusStart: (bus) =>
+            bus.subscribe(async (event) => {
+              if (event.type !== 'job') return;
+              storeOnly ||= (bus as DurableEventBus).backlog.inStoreOnly;
+              second.push((event.data as { n: number }).n);
+            }),
+        });
+        await eventually(() => second.length >= 39, 20_000);
+        await sleep(100);
+        assert.deepEqual(second, Array.from({ length: 39 }, (_, i) => i + 1), 'the rest, in order, once');
+        assert.ok(storeOnly, 'the start loaded only what memory may hold');
       } finally {
         await service.stop();
       }
