@@ -91,8 +91,9 @@ export class DurableEventBus implements EventBus {
     this.#handledThrough = this.#savedThrough = this.#lastSeq = await this.#store.handledThrough();
     const pending = await this.#store.pending(this.#lastSeq, this.#maxInMemory);
     if (pending.length > 0) this.#options.logger.info({ from: pending[0]?.seq }, 'resuming queued events');
-    this.#dispatch(pending);
+    // Known before the first of them is handled, so that handling them reads back the rest.
     this.#spilled = pending.length >= this.#maxInMemory;
+    this.#dispatch(pending);
     const deferred = this.#deferred;
     this.#deferred = undefined;
     // Live commits during the load: dispatched after it, unless the rest waits in the store (they are there too).
