@@ -135,7 +135,7 @@ export class IotBridge {
     this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects });
     await this.#beforeBusStart?.(bus);
     await bus.start();
-    this.#retention = new RetentionJob(stores.events, { days: config.historyRetentionDays, logger });
+    this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, logger });
     this.#retention.start();
     this.#endpointIndex = new EndpointIndexJob(stores.events, { logger });
     this.#endpointIndex.start();

@@ -57,6 +57,8 @@ export interface Config {
   readonly eventBacklogInMemory: number;
   /** Days events stay in the history; 0 keeps them forever. `IOTBRIDGE_HISTORY_RETENTION_DAYS`, default 30. */
   readonly historyRetentionDays: number;
+  /** Days trigger execution records are kept; 0 keeps them forever. `IOTBRIDGE_EXECUTION_RETENTION_DAYS`, default 30. */
+  readonly executionRetentionDays: number;
   /** Script worker processes. `IOTBRIDGE_SCRIPT_WORKERS`, default 1. */
   readonly scriptWorkers: number;
   /** CPU time one trigger run may use. `IOTBRIDGE_SCRIPT_TIMEOUT_MS`, default 1000. */
@@ -89,6 +91,7 @@ export const DEFAULTS = {
   eventParallelism: 50,
   eventBacklogInMemory: 10_000,
   historyRetentionDays: 30,
+  executionRetentionDays: 30,
   scriptWorkers: 1,
   scriptTimeoutMs: 1000,
   scriptWallTimeoutMs: 30_000,
@@ -124,6 +127,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   eventParallelism: 'IOTBRIDGE_EVENT_PARALLELISM',
   eventBacklogInMemory: 'IOTBRIDGE_EVENT_BACKLOG_IN_MEMORY',
   historyRetentionDays: 'IOTBRIDGE_HISTORY_RETENTION_DAYS',
+  executionRetentionDays: 'IOTBRIDGE_EXECUTION_RETENTION_DAYS',
   scriptWorkers: 'IOTBRIDGE_SCRIPT_WORKERS',
   scriptTimeoutMs: 'IOTBRIDGE_SCRIPT_TIMEOUT_MS',
   scriptWallTimeoutMs: 'IOTBRIDGE_SCRIPT_WALL_TIMEOUT_MS',
@@ -184,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     eventParallelism: integer(merged, 'eventParallelism', 1, 10_000),
     eventBacklogInMemory: integer(merged, 'eventBacklogInMemory', 1, 10_000_000),
     historyRetentionDays: nonNegativeInt(merged, 'historyRetentionDays'),
+    executionRetentionDays: nonNegativeInt(merged, 'executionRetentionDays'),
     scriptWorkers: integer(merged, 'scriptWorkers', 1, 64),
     scriptTimeoutMs: integer(merged, 'scriptTimeoutMs', 1, 600_000),
     scriptWallTimeoutMs: integer(merged, 'scriptWallTimeoutMs', 1, 3_600_000),

@@ -1,24 +1,34 @@
 import type { Logger } from 'pino';
+import type { ExecutionStore } from '../triggers/executions.js';
 import type { EventStore } from './event-store.js';
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
-/** Deletes history older than the retention period: at start, then hourly. */
+export interface RetentionOptions {
+  /** Days events stay in the history; 0 keeps them forever (`IOTBRIDGE_HISTORY_RETENTION_DAYS`). */
+  readonly historyDays: number;
+  /** Days execution records stay; 0 keeps them forever (`IOTBRIDGE_EXECUTION_RETENTION_DAYS`). */
+  readonly executionDays: number;
+  readonly logger: Logger;
+}
+
+/** Deletes history and execution records older than their retention periods: at start, then hourly. */
 export class RetentionJob {
-  readonly #store: EventStore;
-  readonly #days: number;
-  readonly #logger: Logger;
+  readonly #events: EventStore;
+  readonly #executions: ExecutionStore;
+  readonly #options: RetentionOptions;
   #timer: NodeJS.Timeout | undefined;
-  #pass: Promise<number> | undefined;
+  #pass: Promise<unknown> | undefined;
 
-  constructor(store: EventStore, options: { days: number; logger: Logger }) {
-    this.#store = store;
-    this.#days = options.days;
-    this.#logger = options.logger;
+  constructor(events: EventStore, executions: ExecutionStore, options: RetentionOptions) {
+    this.#events = events;
+    this.#executions = executions;
+    this.#options = options;
   }
 
   start(): void {
-    if (this.#days === 0) return;
+    if (this.#options.historyDays === 0 && this.#options.executionDays === 0) return;
     this.#pass = this.run();
     this.#timer = setInterval(() => {
       this.#pass = this.run();
@@ -32,15 +42,17 @@ export class RetentionJob {
     await this.#pass;
   }
 
-  /** One pass; returns how many events were deleted. */
-  async run(): Promise<number> {
+  /** One pass; returns how many events and execution records were deleted. */
+  async run(): Promise<{ events: number; executions: number }> {
+    const { historyDays, executionDays, logger } = this.#options;
+    const deleted = { events: 0, executions: 0 };
     try {
-      const deleted = await this.#store.deleteOlderThan(Date.now() - this.#days * 24 * HOUR);
-      if (deleted > 0) this.#logger.info({ deleted, retentionDays: this.#days }, 'history retention');
-      return deleted;
+      if (historyDays > 0) deleted.events = await this.#events.deleteOlderThan(Date.now() - historyDays * DAY);
+      if (executionDays > 0) deleted.executions = await this.#executions.deleteOlderThan(Date.now() - executionDays * DAY);
+      if (deleted.events + deleted.executions > 0) logger.info({ ...deleted, historyDays, executionDays }, 'retention');
     } catch (error) {
-      this.#logger.error({ err: error }, 'history retention failed');
-      return 0;
+      logger.error({ err: error }, 'retention failed');
     }
+    return deleted;
   }
 }

@@ -3,7 +3,7 @@ import type { Event } from '../events/event.js';
 import type { EventStore, HistoryQuery, StoredEvent } from '../events/event-store.js';
 import { fromJson, toJson, type EventsTable, type Schema } from './schema.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
-import { toIso, toMs } from './sql.js';
+import { deleteSeqsBelow, toIso, toMs } from './sql.js';
 
 export class SqlEventStore implements EventStore {
   readonly #db: Kysely<Schema>;
@@ -143,17 +143,30 @@ export class SqlEventStore implements EventStore {
   }
 
   async deleteOlderThan(time: number): Promise<number> {
-    const result = await this.#db
-      .deleteFrom('events')
-      .where('time', '<', time)
-      .where('seq', '<=', this.#db.selectFrom('event_cursor').select('handled_through').where('name', '=', 'bus'))
-      .executeTakeFirst();
-    // Index rows of deleted events are skipped by searches (they join the events); these are the bulk of them.
-    await this.#db
-      .deleteFrom('event_endpoints')
-      .where('seq', '<', this.#db.selectFrom('events').select((eb) => eb.fn.coalesce(eb.fn.min('seq'), eb.val(Number.MAX_SAFE_INTEGER)).as('oldest')))
-      .execute();
-    return Number(result.numDeletedRows);
+    // Events are numbered in the order they were accepted, which is the order of their times: the old ones
+    // are the lowest seqs, up to the first event kept (not past retention, or not yet handled). Found by
+    // walking the primary key through the old rows only, so `time` needs no index of its own (migration 0017).
+    const handled = await this.#cursor('bus');
+    const kept = await this.#db.selectFrom('events').select('seq').where('seq', '<=', handled).where('time', '>=', time).orderBy('seq').limit(1).executeTakeFirst();
+    const bound = kept ? Number(kept.seq) : handled + 1;
+    const deleted = await deleteSeqsBelow(this.#db, 'events', bound);
+    if (deleted > 0) await this.#dropIndexedBelow(bound);
+    return deleted;
+  }
+
+  /**
+   * The by-endpoint index rows of deleted events, endpoint by endpoint: each a range of its primary key
+   * (searches skip rows whose event is gone in any case, as they join the events).
+   */
+  async #dropIndexedBelow(bound: number): Promise<void> {
+    let after = '';
+    for (let n = 1; ; n++) {
+      const next = await this.#db.selectFrom('event_endpoints').select('endpoint_id').where('endpoint_id', '>', after).orderBy('endpoint_id').limit(1).executeTakeFirst();
+      if (!next) return;
+      after = next.endpoint_id;
+      await this.#db.deleteFrom('event_endpoints').where('endpoint_id', '=', after).where('seq', '<', bound).execute();
+      if (n % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 }
 

@@ -12,6 +12,7 @@ import { endpointCredentials } from './migrations/0012-endpoint-credentials.js';
 import { mqttSessions } from './migrations/0013-mqtt-sessions.js';
 import { mqttSessionExpiry } from './migrations/0015-mqtt-session-expiry.js';
 import { eventEndpointIndex } from './migrations/0016-event-endpoint-index.js';
+import { eventsTimeIndex } from './migrations/0017-events-time-index.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -28,6 +29,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0013-mqtt-sessions': mqttSessions(database.dialect),
     '0015-mqtt-session-expiry': mqttSessionExpiry(database.dialect),
     '0016-event-endpoint-index': eventEndpointIndex(database.dialect),
+    '0017-events-time-index': eventsTimeIndex(database.dialect),
   };
 }
 

@@ -1,5 +1,6 @@
 import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Page, PageRequest } from '../domain/pagination.js';
+import type { Schema } from './schema.js';
 
 /** True for a unique-constraint violation on either dialect. */
 export function isUniqueViolation(error: unknown): boolean {
@@ -43,4 +44,23 @@ export async function pageOf<DB, TB extends keyof DB, Row, Item>(
 export function precompiled<DB, Row>(db: Kysely<DB>, query: Compilable<Row>): (parameters: unknown[]) => Promise<Row[]> {
   const { sql: text } = query.compile();
   return async (parameters) => (await db.executeQuery<Row>(CompiledQuery.raw(text, parameters))).rows;
+}
+
+/** Rows deleted per statement by {@link deleteSeqsBelow}. */
+const DELETE_CHUNK = 10_000;
+
+/**
+ * Deletes the rows of a seq-numbered table below `bound`, oldest first, DELETE_CHUNK at a time with a turn
+ * of the event loop between: one statement for an hour's (or a first run's years of) rows would hold the
+ * database, and on SQLite the whole service, for seconds. Returns how many rows went.
+ */
+export async function deleteSeqsBelow(db: Kysely<Schema>, table: 'events' | 'executions', bound: number): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const result = await sql`delete from ${sql.table(table)} where seq in (select seq from ${sql.table(table)} where seq < ${bound} order by seq limit ${DELETE_CHUNK})`.execute(db);
+    const count = Number(result.numAffectedRows ?? 0);
+    deleted += count;
+    if (count < DELETE_CHUNK) return deleted;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

@@ -5,7 +5,7 @@ import type { TriggerFilter } from '../triggers/filters.js';
 import type { RunStatus } from '../triggers/sandbox/protocol.js';
 import type { GlobalVariable, Trigger, TriggerStore } from '../triggers/triggers.js';
 import { fromJson, toJson, type ExecutionsTable, type Schema, type TriggersTable } from './schema.js';
-import { pageOf, toIso, toMs } from './sql.js';
+import { deleteSeqsBelow, pageOf, toIso, toMs } from './sql.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 
 export class SqlTriggerStore implements TriggerStore {
@@ -66,6 +66,14 @@ export class SqlExecutionStore implements ExecutionStore {
     this.#db = db;
     this.#hot = hot;
     this.recordOne = hot && ((execution) => hot.recordExecution(execution));
+  }
+
+  async deleteOlderThan(time: number): Promise<number> {
+    // Records are numbered in the order their runs ended, close to the order they started: the old ones are
+    // the lowest seqs, up to the first record kept, found by walking the primary key through them.
+    const kept = await this.#db.selectFrom('executions').select('seq').where('started_at', '>=', time).orderBy('seq').limit(1).executeTakeFirst();
+    const bound = kept ? Number(kept.seq) : Number((await this.#db.selectFrom('executions').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst())?.seq ?? 0) + 1;
+    return deleteSeqsBelow(this.#db, 'executions', bound);
   }
 
   async insert(executions: readonly Execution[]): Promise<void> {

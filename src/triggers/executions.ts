@@ -43,6 +43,8 @@ export interface ExecutionStore {
   readonly recordOne?: ((execution: Execution) => Promise<void>) | undefined;
   /** Newest first. */
   list(accountId: string, filter: ExecutionFilter, page: PageRequest): Promise<Page<Execution>>;
+  /** Retention: deletes the records of runs started before `time` (ms); returns how many. */
+  deleteOlderThan(time: number): Promise<number>;
 }
 
 export class Executions {

@@ -208,11 +208,12 @@ for (const dialect of DIALECTS) {
     // Runs last: it rewinds this database's migrations.
     it('upgrades a database that has run every earlier migration (0008 and 0011 included) to 0012 and later', async () => {
       // Undo 0012 and the migrations after it, as if this were a database of the release before.
-      const undone = ['0012-endpoint-credentials', '0013-mqtt-sessions', '0015-mqtt-session-expiry', '0016-event-endpoint-index'];
+      const undone = ['0012-endpoint-credentials', '0013-mqtt-sessions', '0015-mqtt-session-expiry', '0016-event-endpoint-index', '0017-events-time-index'];
       await sql`delete from iotbridge_migrations where name in (${sql.join(undone)})`.execute(other.db);
       for (const table of ['endpoint_credentials', 'mqtt_retained', 'mqtt_subscriptions', 'mqtt_outgoing', 'mqtt_incoming', 'mqtt_session_expiry', 'event_endpoints']) await other.db.schema.dropTable(table).execute();
       await other.db.deleteFrom('event_cursor').where('name', '=', 'endpoint-index').execute();
       await other.db.schema.createIndex('events_endpoint').on('events').columns(['endpoint_id', 'seq']).execute();
+      await other.db.schema.createIndex('events_time').on('events').column('time').execute();
       assert.deepEqual(await migrateToLatest(other), undone);
       assert.deepEqual(await migrateToLatest(other), [], 'nothing left to apply');
       const endpoint = await createEndpoint(service, account.token, { key: 'after-upgrade', serviceId });
