@@ -47,9 +47,21 @@ describe('script worker wire format', () => {
     const text = toWorker.map(encodeToWorker).join('');
     for (const size of [1, 2, 7, 64, text.length]) {
       const lines: string[] = [];
-      const reader = new LineReader((line) => lines.push(line));
+      const reader = new LineReader((line) => lines.push(line), () => assert.fail('no line is too long'));
       for (let i = 0; i < text.length; i += size) reader.push(text.slice(i, i + size));
       assert.deepEqual(lines.map(decodeToWorker), toWorker, `chunks of ${size}`);
+    }
+  });
+
+  it('stops reading a peer that writes a line past the limit, whether it ends or not', () => {
+    for (const chunks of [['a'.repeat(40), 'b'.repeat(40)], ['ok\n', 'x'.repeat(101), '\nafter\n'], ['ok\n' + 'y'.repeat(101) + '\nafter\n']]) {
+      const lines: string[] = [];
+      let overflows = 0;
+      const reader = new LineReader((line) => lines.push(line), () => overflows++, 64);
+      for (const chunk of chunks) reader.push(chunk);
+      assert.equal(overflows, 1, JSON.stringify(chunks.map((c) => c.length)));
+      assert.ok(!lines.includes('after'), 'nothing after the overflow is read');
+      assert.ok(lines.every((line) => line.length <= 64));
     }
   });
 });

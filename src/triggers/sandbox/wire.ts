@@ -87,25 +87,40 @@ function split(line: string, max: number): string[] {
   return fields;
 }
 
-/** Cuts a stream of text into lines; a line cut between two chunks is kept until its end arrives. */
+/** Longest line either side accepts (a run's result with its logs, a namespace value): far past any real one. */
+export const MAX_LINE = 64 * 1024 * 1024;
+
+/**
+ * Cuts a stream of text into lines; a line cut between two chunks is kept until its end arrives. A line
+ * longer than `maxLine` is not kept growing: `onOverflow` is called and the rest of the stream ignored (a
+ * peer that writes one has failed, or is hostile).
+ */
 export class LineReader {
   readonly #onLine: (line: string) => void;
+  readonly #onOverflow: () => void;
+  readonly #maxLine: number;
   #rest = '';
+  #failed = false;
 
-  constructor(onLine: (line: string) => void) {
+  constructor(onLine: (line: string) => void, onOverflow: () => void, maxLine = MAX_LINE) {
     this.#onLine = onLine;
+    this.#onOverflow = onOverflow;
+    this.#maxLine = maxLine;
   }
 
   push(chunk: string): void {
+    if (this.#failed) return;
     let start = 0;
     let newline = chunk.indexOf('\n');
     if (newline === -1) {
       this.#rest += chunk;
+      if (this.#rest.length > this.#maxLine) this.#overflow();
       return;
     }
     let line = this.#rest + chunk.slice(0, newline);
     this.#rest = '';
     for (;;) {
+      if (line.length > this.#maxLine) return this.#overflow();
       this.#onLine(line);
       start = newline + 1;
       newline = chunk.indexOf('\n', start);
@@ -113,5 +128,12 @@ export class LineReader {
       line = chunk.slice(start, newline);
     }
     this.#rest = chunk.slice(start);
+    if (this.#rest.length > this.#maxLine) this.#overflow();
+  }
+
+  #overflow(): void {
+    this.#failed = true;
+    this.#rest = '';
+    this.#onOverflow();
   }
 }

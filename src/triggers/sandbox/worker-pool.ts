@@ -200,11 +200,17 @@ export class WorkerPool implements ScriptRunner {
       });
     });
     const worker: Worker = { index, child, outbox, namespaceIds, scripts };
-    const lines = new LineReader((line) => {
-      const message = decodeFromWorker(line);
-      if (message) this.#onMessage(worker, message);
-      else this.#options.logger.warn({ worker: index }, 'script worker sent a message that is not well formed; ignored');
-    });
+    const lines = new LineReader(
+      (line) => {
+        const message = decodeFromWorker(line);
+        if (message) this.#onMessage(worker, message);
+        else this.#options.logger.warn({ worker: index }, 'script worker sent a message that is not well formed; ignored');
+      },
+      () => {
+        this.#options.logger.error({ worker: index }, 'script worker sent a message past the size limit; killing it');
+        child.kill('SIGKILL');
+      },
+    );
     pipe.on('data', (chunk: string) => lines.push(chunk));
     pipe.on('error', (error) => this.#options.logger.warn({ err: error, worker: index }, 'script worker pipe error'));
     child.on('error', (error) => this.#options.logger.warn({ err: error, worker: index }, 'script worker process error'));

@@ -692,10 +692,14 @@ const scripts = new Map<number, ScriptDefinition>();
 /** Runs received in the chunk being read: started together once it is read, those of one script in a batch. */
 let received: RunRequest[] = [];
 
-const lines = new LineReader((line) => {
-  const message = decodeToWorker(line);
-  if (message) receive(message);
-});
+const lines = new LineReader(
+  (line) => {
+    const message = decodeToWorker(line);
+    if (message) receive(message);
+  },
+  // The service does not write such lines: something is wrong with it or the pipe, and it will start a new worker.
+  () => process.exit(1),
+);
 pipe.on('data', (chunk: string) => {
   lines.push(chunk);
   const requests = received;
