@@ -613,7 +613,6 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   const first = requests[0]!;
   const started = process.hrtime.bigint();
   let sandbox: AccountSandbox;
-  let fn: ivm.Reference<unknown>;
   try {
     sandbox = await sandboxFor(first.accountId, first);
   } catch {
@@ -623,7 +622,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   let settled: { request: RunRequest; result: RunResult }[] = [];
   let again: RunRequest[] = requests;
   try {
-    fn = await compiled(sandbox, first);
+    const fn = await compiled(sandbox, first);
     if (sandbox.threadedRuns > 0 || threaded.has(first.scriptId) || first.limits.timeoutMs > first.limits.wallTimeoutMs) return;
     const states = requests.map((request): RunState => ({ accountId: request.accountId, logs: [], exitMessage: null, needsHost: false }));
     requests.forEach((request, i) => runs.set(request.runId, states[i]!));
@@ -643,11 +642,12 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
     } finally {
       for (const request of requests) runs.delete(request.runId);
     }
-    const done = outcomes.length;
+    // At least one: the first run of a batch always runs.
+    const done = Math.max(1, outcomes.length);
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6 / done;
     if (!sandbox.isolate.isDisposed) noteCpu(first.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6 / done);
-    again = requests.slice(done);
-    for (let i = 0; i < done; i++) {
+    again = requests.slice(outcomes.length);
+    for (let i = 0; i < outcomes.length; i++) {
       const request = requests[i]!;
       const state = states[i]!;
       if (state.needsHost) {
