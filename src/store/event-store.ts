@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Event } from '../events/event.js';
 import type { EventStore, HistoryQuery, StoredEvent } from '../events/event-store.js';
@@ -165,7 +166,7 @@ export class SqlEventStore implements EventStore {
       if (!next) return;
       after = next.endpoint_id;
       await this.#db.deleteFrom('event_endpoints').where('endpoint_id', '=', after).where('seq', '<', bound).execute();
-      if (n % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (n % 100 === 0) await setImmediate();
     }
   }
 }

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { Schema } from './schema.js';
@@ -61,6 +62,6 @@ export async function deleteSeqsBelow(db: Kysely<Schema>, table: 'events' | 'exe
     const count = Number(result.numAffectedRows ?? 0);
     deleted += count;
     if (count < DELETE_CHUNK) return deleted;
-    await new Promise((resolve) => setImmediate(resolve));
+    await setImmediate();
   }
 }

@@ -520,7 +520,7 @@ async function run(request: RunRequest): Promise<RunResult> {
   try {
     sandbox = await sandboxFor(request.accountId, request);
   } catch (error) {
-    return { status: 'failed', error: `sandbox error: ${String(error)}`, line: null, logs: [], durationMs: elapsed() };
+    return sandboxFailure(String(error), elapsed());
   }
   runs.set(request.runId, state);
   const wallTimer = setTimeout(() => {
@@ -731,11 +731,16 @@ function batchSize(scriptId: string): number {
   return Math.max(1, Math.min(100, Math.floor(SYNC_TIMEOUT_MS / 2 / Math.max(average, 0.005))));
 }
 
+/** The result of a run the sandbox itself could not carry out. */
+function sandboxFailure(why: string, durationMs = 0): RunResult {
+  return { status: 'failed', error: `sandbox error: ${why}`, line: null, logs: [], durationMs };
+}
+
 /** One run on its own; its result goes to the service. */
 function start(request: RunRequest): void {
   run(request).then(
     (result) => send({ kind: 'done', runId: request.runId, result }),
-    (error: unknown) => send({ kind: 'done', runId: request.runId, result: { status: 'failed', error: `sandbox error: ${String(error)}`, line: null, logs: [], durationMs: 0 } }),
+    (error: unknown) => send({ kind: 'done', runId: request.runId, result: sandboxFailure(String(error)) }),
   );
 }
 
@@ -743,7 +748,7 @@ function receive(message: ToWorker): void {
   if (message.kind === 'run') {
     const definition = scripts.get(message.script);
     if (definition) received.push({ ...definition, runId: message.runId, eventJson: message.eventJson, globalsJson: message.globalsJson, limits: LIMITS });
-    else send({ kind: 'done', runId: message.runId, result: { status: 'failed', error: `sandbox error: script ${message.script} was never sent`, line: null, logs: [], durationMs: 0 } });
+    else send({ kind: 'done', runId: message.runId, result: sandboxFailure(`script ${message.script} was never sent`) });
   } else if (message.kind === 'script') {
     scripts.set(message.ref, message);
   } else if (message.kind === 'forget') {
