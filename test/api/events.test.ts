@@ -3,15 +3,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { createEvent, type Event } from '../../src/events/event.js';
 import { DurableEventBus } from '../../src/events/event-bus.js';
+import { until } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
-/** Waits until `check` holds, polling; fails after `ms`. */
-async function eventually(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
+/** A new account with one endpoint, `k.worker`, and `count` events of type `job` posted to it in order (`data.n` 0, 1, …). */
+async function postJobs(service: TestService, accountName: string, count: number): Promise<void> {
+  const account = await createAccount(service, accountName);
+  const serviceId = await createService(service, account.token);
+  await createEndpoint(service, account.token, { key: 'worker', serviceId });
+  for (let n = 0; n < count; n++) {
+    assert.equal((await service.request('POST', '/events', { token: account.token, body: { type: 'job', endpoint: 'k.worker', data: { n } } })).status, 202);
   }
 }
 
@@ -38,7 +40,7 @@ for (const dialect of DIALECTS) {
         { type: posted.body.type, accountId: posted.body.accountId, serviceId: posted.body.serviceId, endpointId: posted.body.endpointId, endpointKey: posted.body.endpointKey, data: posted.body.data },
         { type: 'reading', accountId: account.accountId, serviceId, endpointId, endpointKey: 'sensor-1', data: { t: 21.5 } },
       );
-      await eventually(() => consumed.some((e) => e.id === posted.body.id));
+      await until(() => consumed.some((e) => e.id === posted.body.id), 'the posted event to be consumed');
       assert.deepEqual(consumed.find((e) => e.id === posted.body.id), posted.body);
 
       const noEndpoint = await service.request('POST', '/events', { token: account.token, body: { type: 'deploy' } });
@@ -135,7 +137,7 @@ for (const dialect of DIALECTS) {
             }
           }),
         );
-        await eventually(() => keys.every((key) => seen.get(key)?.length === 20), 20_000);
+        await until(() => keys.every((key) => seen.get(key)?.length === 20), 'every endpoint to get its 20 events', 20_000);
         for (const key of keys) assert.deepEqual(seen.get(key), Array.from({ length: 20 }, (_, n) => n), `order of ${key}`);
         assert.ok(maxActive > 1, 'different endpoints run in parallel');
         assert.ok(maxActive <= 3, `at most 3 at once, saw ${maxActive}`);
@@ -176,7 +178,7 @@ for (const dialect of DIALECTS) {
         ).flat();
         await service.bridge.bus.publish(burst.slice(0, 60));
         await service.bridge.bus.publish(burst.slice(60));
-        await eventually(() => keys.every((key) => (seen.get(key)?.length ?? 0) >= 30), 30_000);
+        await until(() => keys.every((key) => (seen.get(key)?.length ?? 0) >= 30), 'every endpoint to get its 30 events', 30_000);
         await sleep(100);
         for (const key of keys) assert.deepEqual(seen.get(key), Array.from({ length: 30 }, (_, n) => n), `${key}: every event once, in order`);
         assert.ok(storeOnly, 'the backlog outgrew memory');
@@ -200,13 +202,8 @@ for (const dialect of DIALECTS) {
           }),
       });
       try {
-        const account = await createAccount(service, 'backlog');
-        const serviceId = await createService(service, account.token);
-        await createEndpoint(service, account.token, { key: 'worker', serviceId });
-        for (let n = 0; n < 40; n++) {
-          assert.equal((await service.request('POST', '/events', { token: account.token, body: { type: 'job', endpoint: 'k.worker', data: { n } } })).status, 202);
-        }
-        await eventually(() => first === 1);
+        await postJobs(service, 'backlog', 40);
+        await until(() => first === 1, 'the first job to start');
         setTimeout(release, 50);
         const second: number[] = [];
         let storeOnly = false;
@@ -218,7 +215,7 @@ for (const dialect of DIALECTS) {
               second.push((event.data as { n: number }).n);
             }),
         });
-        await eventually(() => second.length >= 39, 20_000);
+        await until(() => second.length >= 39, 'the other 39 jobs', 20_000);
         await sleep(100);
         assert.deepEqual(second, Array.from({ length: 39 }, (_, i) => i + 1), 'the rest, in order, once');
         assert.ok(storeOnly, 'the start loaded only what memory may hold');
@@ -240,13 +237,8 @@ for (const dialect of DIALECTS) {
           }),
       });
       try {
-        const account = await createAccount(service, 'durable');
-        const serviceId = await createService(service, account.token);
-        await createEndpoint(service, account.token, { key: 'worker', serviceId });
-        for (let n = 0; n < 5; n++) {
-          assert.equal((await service.request('POST', '/events', { token: account.token, body: { type: 'job', endpoint: 'k.worker', data: { n } } })).status, 202);
-        }
-        await eventually(() => firstRun.length === 1);
+        await postJobs(service, 'durable', 5);
+        await until(() => firstRun.length === 1, 'the first job to start');
         // Stop while the first event is being handled: it finishes, the other four stay queued.
         setTimeout(release, 50);
         const secondRun: number[] = [];
@@ -256,7 +248,7 @@ for (const dialect of DIALECTS) {
               if (event.type === 'job') secondRun.push((event.data as { n: number }).n);
             }),
         });
-        await eventually(() => secondRun.length === 4);
+        await until(() => secondRun.length === 4, 'the other four jobs');
         assert.deepEqual(firstRun, [0]);
         assert.deepEqual(secondRun, [1, 2, 3, 4], 'the rest, in order, once');
         await sleep(100);
@@ -323,7 +315,7 @@ for (const dialect of DIALECTS) {
         await post('slow', 0);
         await post('slow', 1);
         for (let n = 0; n < 5; n++) await post('fast', n);
-        await eventually(() => firstRun.filter((run) => run.startsWith('fast')).length === 5);
+        await until(() => firstRun.filter((run) => run.startsWith('fast')).length === 5, 'the five events of fast');
         await sleep(50); // a tick or two: the cursor is saved
         setTimeout(release, 50);
         const secondRun: string[] = [];
@@ -333,7 +325,7 @@ for (const dialect of DIALECTS) {
               if (event.type === 'job') secondRun.push(`${event.endpointKey}:${(event.data as { n: number }).n}`);
             }),
         });
-        await eventually(() => secondRun.includes('slow:1'));
+        await until(() => secondRun.includes('slow:1'), 'the second event of slow');
         assert.ok(!secondRun.includes('slow:0'), 'slow:0 finished before the stop');
         assert.deepEqual(firstRun.filter((run) => run.startsWith('slow')), ['slow:0']);
       } finally {

@@ -19,8 +19,10 @@ for (const dialect of DIALECTS) {
     let account: TestAccount;
     let triggerId: string;
 
-    const job = (historyDays: number, executionDays: number) =>
-      new RetentionJob(sqlStores(other).events, sqlStores(other).executions, { historyDays, executionDays, logger: pino({ level: 'silent' }) });
+    const job = (historyDays: number, executionDays: number) => {
+      const stores = sqlStores(other);
+      return new RetentionJob(stores.events, stores.executions, { historyDays, executionDays, logger: pino({ level: 'silent' }) });
+    };
     const history = async () => (await service.request('GET', '/history?type=reading&limit=1000', { token: account.token })).body.items.map((e: { data: { i: number } }) => e.data.i) as number[];
     const executions = async () => (await service.request('GET', `/executions?triggerId=${triggerId}&limit=1000`, { token: account.token })).body.total as number;
 
