@@ -1,4 +1,5 @@
 import { newSortableId } from '../domain/ids.js';
+import { nowIso } from '../domain/time.js';
 
 /**
  * One model for every source of activity: devices (through the protocol services), the platform
@@ -61,7 +62,7 @@ export function createEvent(input: EventInput): Event {
     serviceId: input.serviceId ?? null,
     endpointId: input.endpointId ?? null,
     endpointKey: input.endpointKey ?? null,
-    time: input.time ?? new Date().toISOString(),
+    time: input.time ?? nowIso(),
     data: input.data ?? null,
   };
 }

@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers/promises';
 import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { Schema } from './schema.js';
+import { isoTime, timeMs } from '../domain/time.js';
 
 /** True for a unique-constraint violation on either dialect. */
 export function isUniqueViolation(error: unknown): boolean {
@@ -9,8 +10,9 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
-export const toMs = (iso: string): number => Date.parse(iso);
-export const toIso = (ms: number): string => new Date(Number(ms)).toISOString();
+export const toMs = timeMs;
+/** Drivers may hand back a bigint or numeric text. */
+export const toIso = (ms: number | bigint | string): string => isoTime(Number(ms));
 
 /**
  * `column` starts with `prefix`, case-sensitively on both dialects (SQLite runs with case_sensitive_like),

@@ -7,11 +7,11 @@ import { toJson } from './schema.js';
 import { toMs } from './sql.js';
 
 /**
- * How long a write nobody waits on (an execution record, the handled cursor) may wait for company: it
- * commits with the next accepted events, or after this long. Half the commits of a saturated trigger
- * pipeline were of these alone.
+ * How long a write nobody waits on (an execution record, the handled cursor) may wait for company before it
+ * commits. A commit writes every page it touched (the last leaf of each table and index, at least), so the
+ * records of 10 ms commit in one transaction for about the cost of one tick's.
  */
-const LAZY_MS = 2;
+const LAZY_MS = 10;
 
 interface Pending {
   readonly work: () => unknown;
@@ -19,21 +19,27 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
+/** Writes committed together: accepted events (someone waits for them) or the lazy ones. */
+interface Queue {
+  pending: Pending[];
+  scheduled: boolean;
+}
+
 /**
  * The embedded database's writes on the event pipeline: accepting events, acknowledging handled ones and
  * recording trigger executions. Under load these are most of the service's work, so on SQLite they skip
  * the query builder (prepared statements, bound once) and what is written meanwhile commits in ONE
  * transaction: a commit costs more than a dozen row inserts. Accepted events commit at the next turn of
- * the event loop (someone waits for them); the other writes within LAZY_MS. Writes commit in the order
- * they were made, so the handled cursor never commits ahead of the execution records of the events it covers.
+ * the event loop (someone waits for them); execution records and the handled cursor within LAZY_MS, in
+ * their own transaction and in the order they were made, so the cursor never commits ahead of the records
+ * of the events it covers (those events committed before they were handled).
  */
 export class SqliteHotPath {
   readonly #db: Kysely<Schema>;
   readonly #sqlite: SQLite.Database;
-  #pending: Pending[] = [];
-  /** A commit is due at the next turn ('now') or within LAZY_MS ('later'). */
-  #scheduled: 'now' | 'later' | undefined;
-  /** Executions recorded since the last commit began, written by one pending write. */
+  readonly #urgent: Queue = { pending: [], scheduled: false };
+  readonly #lazy: Queue = { pending: [], scheduled: false };
+  /** Executions recorded since the last lazy commit began, written by one pending write. */
   #executions: { readonly rows: Execution[]; readonly done: Promise<void> } | undefined;
   readonly #insertEvent: SQLite.Statement;
   readonly #saveCursor: SQLite.Statement;
@@ -80,7 +86,7 @@ export class SqliteHotPath {
   }
 
   /**
-   * Records one execution: it joins the executions recorded since the last commit began (one write in
+   * Records one execution: it joins the executions recorded since the last lazy commit began (one write in
    * the queue, at the place of the first of them), so it commits no later than anything written after it.
    */
   recordExecution(execution: Execution): Promise<void> {
@@ -120,45 +126,40 @@ export class SqliteHotPath {
   }
 
   #write<T>(work: () => T, urgent = true): Promise<T> {
+    const queue = urgent ? this.#urgent : this.#lazy;
     return new Promise<T>((resolve, reject) => {
-      this.#pending.push({ work, resolve: resolve, reject });
-      if (urgent) {
-        if (this.#scheduled === 'now') return;
-        this.#scheduled = 'now';
-        setImmediate(() => void this.#flush());
-      } else if (this.#scheduled === undefined) {
-        this.#scheduled = 'later';
-        setTimeout(() => {
-          if (this.#scheduled === 'later') void this.#flush();
-        }, LAZY_MS);
-      }
+      queue.pending.push({ work, resolve, reject });
+      if (queue.scheduled) return;
+      queue.scheduled = true;
+      if (urgent) setImmediate(() => void this.#flush(queue));
+      else setTimeout(() => void this.#flush(queue), LAZY_MS);
     });
   }
 
-  async #flush(): Promise<void> {
-    const batch = this.#pending;
-    this.#pending = [];
-    this.#scheduled = undefined;
-    // Executions recorded from now on are written by the next commit.
-    this.#executions = undefined;
+  async #flush(queue: Queue): Promise<void> {
+    const batch = queue.pending;
+    queue.pending = [];
+    queue.scheduled = false;
+    // Executions recorded from now on are written by the next lazy commit.
+    if (queue === this.#lazy) this.#executions = undefined;
     if (batch.length === 0) return;
     // Kysely's connection lock: no query-builder transaction is open on the connection meanwhile.
     await this.#db
       .connection()
       .execute(async () => {
-      try {
-        const results = this.#sqlite.transaction(() => batch.map((item) => item.work()))();
-        batch.forEach((item, i) => item.resolve(results[i] as never));
-      } catch {
-        // One bad write must not fail the others: each on its own.
-        for (const item of batch) {
-          try {
-            item.resolve(this.#sqlite.transaction(item.work)() as never);
-          } catch (error) {
-            item.reject(error);
+        try {
+          const results = this.#sqlite.transaction(() => batch.map((item) => item.work()))();
+          batch.forEach((item, i) => item.resolve(results[i] as never));
+        } catch {
+          // One bad write must not fail the others: each on its own.
+          for (const item of batch) {
+            try {
+              item.resolve(this.#sqlite.transaction(item.work)() as never);
+            } catch (error) {
+              item.reject(error);
+            }
           }
         }
-      }
       })
       .catch((error: unknown) => {
         for (const item of batch) item.reject(error);

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Domain } from '../domain/domain.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import { newSortableId } from '../domain/ids.js';
+import { isoTime } from '../domain/time.js';
 import type { Event } from '../events/event.js';
 import type { EventBus } from '../events/event-bus.js';
 
@@ -85,30 +86,29 @@ export class TriggerEngine {
   /** Runs one trigger on one event and records the execution (also used for test runs). */
   async run(trigger: Trigger, event: Event, test: boolean, depth = 0): Promise<Execution> {
     const startedAtMs = Date.now();
-    const globals: Record<string, unknown> = { event };
-    for (const name in trigger.globals) globals[name] = trigger.globals[name]!.value;
-    const record: ScriptContext['record'] = { context: {}, groups: [] };
-    // What namespace functions see of the run; most runs call none, so it is made at the first call.
+    // What namespace functions see of the run and add to its record; most runs call none, so it is made at the first call.
     let context: Promise<ScriptContext> | undefined;
+    let record: ScriptContext['record'] | undefined;
     const contextOf = async (): Promise<ScriptContext> => ({
       scope: await this.#domain.accounts.platformScope(trigger.accountId, `trigger:${trigger.id}`),
       trigger,
       event,
       domain: this.#domain,
       ...this.#services,
-      record,
+      record: (record = { context: {}, groups: [] }),
       wallTimeoutMs: this.#wallTimeoutMs,
       startedAtMs,
       runTrigger: (target, targetEvent, targetDepth) => this.run(target, targetEvent, false, targetDepth),
       depth,
     });
-    const names = scriptNames(trigger);
+    const script = scriptOf(trigger);
     const result = await this.#runner.run({
       accountId: trigger.accountId,
-      scriptId: names.scriptId,
-      scriptName: names.scriptName,
+      scriptId: script.scriptId,
+      scriptName: script.scriptName,
       script: trigger.script,
-      globals,
+      event,
+      globals: script.globals,
       namespaces: this.#names,
       host: async (namespace, fn, args) => {
         const host = this.#functions.get(`${namespace}.${fn}`);
@@ -122,15 +122,15 @@ export class TriggerEngine {
       triggerId: trigger.id,
       eventId: event.id,
       eventType: event.type,
-      startedAt: new Date(startedAtMs).toISOString(),
+      startedAt: isoTime(startedAtMs),
       durationMs: Math.round(result.durationMs * 1000) / 1000,
       status: result.status,
       error: result.error,
       line: result.line,
       logs: result.logs,
       test,
-      context: record.context,
-      groups: record.groups,
+      context: record?.context ?? {},
+      groups: record?.groups ?? [],
     };
     const recorded = this.#domain.executions.record(execution);
     // The executions of one commit share its promise: its failure is logged once, not once per run.
@@ -164,15 +164,23 @@ function listeningTo(active: readonly Trigger[], type: string): readonly Trigger
   return listening;
 }
 
-/** The sandbox's names of a trigger version, made once per trigger object (the active ones are cached). */
-const namesOf = new WeakMap<Trigger, { scriptId: string; scriptName: string }>();
-function scriptNames(trigger: Trigger): { scriptId: string; scriptName: string } {
-  let names = namesOf.get(trigger);
-  if (!names) {
-    names = { scriptId: `${trigger.id}@${trigger.version}`, scriptName: `trigger:${trigger.name.replace(/[^\w.-]/g, '_')}.js` };
-    namesOf.set(trigger, names);
+/** What the sandbox is told of a trigger version besides its script, made once per trigger object (the active ones are cached). */
+interface TriggerScript {
+  readonly scriptId: string;
+  readonly scriptName: string;
+  /** The values of its global variables: one object for every run, so the runner serialises it once. */
+  readonly globals: Readonly<Record<string, unknown>>;
+}
+const scripts = new WeakMap<Trigger, TriggerScript>();
+function scriptOf(trigger: Trigger): TriggerScript {
+  let script = scripts.get(trigger);
+  if (!script) {
+    const globals: Record<string, unknown> = {};
+    for (const name in trigger.globals) globals[name] = trigger.globals[name]!.value;
+    script = { scriptId: `${trigger.id}@${trigger.version}`, scriptName: `trigger:${trigger.name.replace(/[^\w.-]/g, '_')}.js`, globals };
+    scripts.set(trigger, script);
   }
-  return names;
+  return script;
 }
 
 function outputTarget(event: Event): { trigger: string; sync: boolean } | undefined {

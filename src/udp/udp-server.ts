@@ -195,7 +195,7 @@ export class UdpServer implements DeviceServer, UdpChannel {
       scriptName: `udp-key:${service.name.replace(/[^\w.-]/g, '_')}.js`,
       // The service's script is a function body: its `return` is handed back through trigger.reply.
       script: `trigger.reply((function (datagram) { ${target.options.keyScript ?? ''}\n})(event));`,
-      globals: { event: { remoteAddr: datagram.remoteAddr, host: datagram.host, port: datagram.port, ...payloadFields(datagram.bytes) } },
+      event: { remoteAddr: datagram.remoteAddr, host: datagram.host, port: datagram.port, ...payloadFields(datagram.bytes) },
       host: async (namespace, fn, args) => {
         if (namespace !== 'trigger' || fn !== 'reply') throw new Error('a key script can use only the pure namespaces (convert, hash, …)');
         key = args[0];

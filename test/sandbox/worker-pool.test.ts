@@ -26,7 +26,7 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
       scriptId: `s${n++}`,
       scriptName: 'trigger:test.js',
       script,
-      globals: { event: { type: 'reading', data: { t: 21.5 } } },
+      event: { type: 'reading', data: { t: 21.5 } },
       namespaces: { trigger: [], demo: ['echo', 'fail', 'slow', 'hold'] },
       host: async (namespace, fn, args) => {
         if (fn === 'echo') return { namespace, fn, args };
@@ -172,7 +172,7 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
     let hostCalls = 0;
     const extra = (t: number): Partial<ScriptRun> => ({
       scriptId: 'sometimes-host@1',
-      globals: { event: { data: { t } } },
+      event: { data: { t } },
       host: async (_namespace, fn, args) => {
         hostCalls++;
         return { fn, args };
@@ -212,7 +212,7 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
   });
 
   it('fails a run whose event is not JSON without holding up the runs sent with it', async () => {
-    const [bad, good] = await Promise.all([run(`log('never')`, { globals: { event: { data: { big: 1n } } } }), run(`log('fine')`)]);
+    const [bad, good] = await Promise.all([run(`log('never')`, { event: { data: { big: 1n } } }), run(`log('fine')`)]);
     assert.deepEqual([bad.status, bad.logs], ['failed', []]);
     assert.match(bad.error ?? '', /not JSON/);
     assert.deepEqual([good.status, good.logs], ['success', ['fine']]);
@@ -245,7 +245,7 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
   it("a script's long first run does not hold another account's runs on the same worker", async () => {
     const single = new WorkerPool({ workers: 1, limits: { timeoutMs: 500, wallTimeoutMs: 3000, memoryMb: 32 }, logger: pino({ level: 'silent' }), sqlDir: path.join(tmpdir(), `iotbridge-sql-${process.pid}-single`) });
     try {
-      const base = { scriptName: 'trigger:test.js', globals: { event: {} }, namespaces: { trigger: [], demo: ['echo'] }, host: async () => 'answered' };
+      const base = { scriptName: 'trigger:test.js', event: {}, namespaces: { trigger: [], demo: ['echo'] }, host: async () => 'answered' };
       await single.run({ ...base, accountId: 'warm-up', scriptId: 'warm@1', script: 'log(1)' });
       const finished: string[] = [];
       const looping = single.run({ ...base, accountId: 'looping', scriptId: 'loop@1', script: 'while (true) {}' }).then((r) => finished.push(`looping ${r.status}`));
@@ -259,7 +259,7 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
 
   /** Runs of one script sent in the same turn: the worker runs them together, in one call into the isolate. */
   const together = (scriptId: string, script: string, events: unknown[], extra: Partial<ScriptRun> = {}) =>
-    Promise.all(events.map((data) => run(script, { accountId: `batch-${scriptId}`, scriptId, globals: { event: { data } }, ...extra })));
+    Promise.all(events.map((data) => run(script, { accountId: `batch-${scriptId}`, scriptId, event: { data }, ...extra })));
 
   it('runs runs of one script sent together as a batch, each with its own event and nothing carried over', async () => {
     const results = await together('batch-plain@1', `log(event.data.n, typeof previous); globalThis.previous = event.data.n;`, Array.from({ length: 40 }, (_, n) => ({ n })));
@@ -298,7 +298,7 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
     assert.equal(hostCalls, 1, 'the run that needs the service runs once with it, its attempt in the batch left no trace');
     assert.deepEqual(byKind('spoil').map((r) => r.status), ['success']);
     // A run on its own gets the same descriptions as one in a batch.
-    const alone = await run(script, { accountId: 'batch-alone', scriptId: 'batch-mixed@1', globals: { event: { data: { k: 'object' } } } });
+    const alone = await run(script, { accountId: 'batch-alone', scriptId: 'batch-mixed@1', event: { data: { k: 'object' } } });
     assert.equal(alone.error, byKind('object')[0]!.error);
   });
 

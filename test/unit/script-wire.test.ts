@@ -20,6 +20,8 @@ const toWorker: ToWorker[] = [
 const fromWorker: FromWorker[] = [
   { kind: 'done', runId: 7, result: { status: 'failed', error: AWKWARD, line: 2, logs: [AWKWARD, ''], durationMs: 0.25 } },
   { kind: 'done', runId: 8, result: { status: 'success', error: null, line: null, logs: [], durationMs: 0 } },
+  { kind: 'done', runId: 9, result: { status: 'success', error: null, line: null, logs: [], durationMs: 0.0125 } },
+  { kind: 'done', runId: 10, result: { status: 'success', error: null, line: null, logs: ['one line'], durationMs: 3 } },
   { kind: 'call', runId: 7, callId: 12, namespace: 'endpoint', fn: 'storageGet', argsJson: JSON.stringify(['k', AWKWARD]) },
 ];
 
@@ -38,7 +40,8 @@ describe('script worker wire format', () => {
   });
 
   it('refuses lines from a worker that are not well formed', () => {
-    for (const line of ['', 'X\t1', 'D\t1', 'D\t1\t{not json', 'C\t1\t2\tendpoint\tstorageGet', 'done {"runId":1}']) {
+    const badDone = ['D\t1\t', 'D\t1\tNaN', 'D\t1\t1e999', 'D\t1\tsuccess', 'D\t1\t[1]'];
+    for (const line of ['', 'X\t1', 'D\t1', 'D\t1\t{not json', ...badDone, 'C\t1\t2\tendpoint\tstorageGet', 'done {"runId":1}']) {
       assert.equal(decodeFromWorker(line), undefined, JSON.stringify(line));
     }
   });

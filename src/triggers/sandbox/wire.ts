@@ -49,7 +49,12 @@ export function decodeToWorker(line: string): ToWorker | undefined {
 }
 
 export function encodeFromWorker(message: FromWorker): string {
-  if (message.kind === 'done') return `D\t${message.runId}\t${JSON.stringify(message.result)}\n`;
+  if (message.kind === 'done') {
+    const { result } = message;
+    // Most runs succeed and log nothing: then their duration alone (a JSON number, not an object) says it.
+    if (result.status === 'success' && result.logs.length === 0) return `D\t${message.runId}\t${result.durationMs}\n`;
+    return `D\t${message.runId}\t${JSON.stringify(result)}\n`;
+  }
   return `C\t${message.runId}\t${message.callId}\t${message.namespace}\t${message.fn}\t${message.argsJson}\n`;
 }
 
@@ -61,7 +66,10 @@ export function decodeFromWorker(line: string): FromWorker | undefined {
   const fields = split(line, 6);
   try {
     if (fields[0] === 'D' && fields.length === 3) {
-      return { kind: 'done', runId: Number(fields[1]), result: JSON.parse(fields[2]!) as never };
+      const result = fields[2]!;
+      if (result.startsWith('{')) return { kind: 'done', runId: Number(fields[1]), result: JSON.parse(result) as never };
+      const durationMs = Number(result);
+      if (result !== '' && Number.isFinite(durationMs)) return { kind: 'done', runId: Number(fields[1]), result: { status: 'success', error: null, line: null, logs: [], durationMs } };
     }
     if (fields[0] === 'C' && fields.length === 6) {
       const [, runId, callId, namespace, fn, argsJson] = fields as [string, string, string, string, string, string];

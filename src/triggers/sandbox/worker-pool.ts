@@ -14,7 +14,13 @@ export interface ScriptRun {
   readonly scriptId: string;
   readonly scriptName: string;
   readonly script: string;
-  readonly globals: Record<string, unknown>;
+  /** The run's `event` (JSON-able). */
+  readonly event: unknown;
+  /**
+   * Its other global variables (JSON-able; none is named `event`). Pass the same object to every run of a
+   * script, and do not change it: its JSON is made once per object.
+   */
+  readonly globals?: Readonly<Record<string, unknown>> | undefined;
   readonly namespaces: Record<string, string[]>;
   readonly host: HostHandler;
 }
@@ -100,15 +106,10 @@ export class WorkerPool implements ScriptRunner {
 
   run(run: ScriptRun): Promise<RunResult> {
     let eventJson: string;
-    let globalsJson = '{}';
+    let globalsJson: string;
     try {
-      eventJson = JSON.stringify(run.globals.event ?? null);
-      for (const name in run.globals) {
-        if (name === 'event') continue;
-        const { event: _event, ...globals } = run.globals;
-        globalsJson = JSON.stringify(globals);
-        break;
-      }
+      eventJson = JSON.stringify(run.event ?? null);
+      globalsJson = run.globals === undefined ? '{}' : globalsJsonOf(run.globals);
     } catch (error) {
       return Promise.resolve(failed(`the event or a global variable is not JSON: ${error instanceof Error ? error.message : String(error)}`));
     }
@@ -263,6 +264,16 @@ function namesJson(namespaces: Record<string, string[]>): string {
   if (json === undefined) {
     json = JSON.stringify(namespaces);
     namesJsonCache.set(namespaces, json);
+  }
+  return json;
+}
+
+const globalsJsonCache = new WeakMap<object, string>();
+function globalsJsonOf(globals: Readonly<Record<string, unknown>>): string {
+  let json = globalsJsonCache.get(globals);
+  if (json === undefined) {
+    json = JSON.stringify(globals);
+    globalsJsonCache.set(globals, json);
   }
   return json;
 }
