@@ -2,6 +2,8 @@
  * Event pipeline benchmark: events published on the bus → a trivial trigger finished (run in the sandbox,
  * execution recorded), on embedded SQLite. The reference, measured in the same run, is the same events
  * through the same bus with no trigger listening (persist + dispatch only). Median of several rounds.
+ * It runs the compiled service (`tsc -p tsconfig.bench.json`, into dist/), as `npm start` does: under tsx
+ * the service and its script workers also carry the development loader.
  *
  *   npm run bench:events
  *   BENCH_EVENTS=50000 BENCH_ROUNDS=5 npm run bench:events
