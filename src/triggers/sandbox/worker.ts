@@ -22,12 +22,12 @@ const MAX_PER_ACCOUNT = 4;
 /** The same for every run of this worker: set by the pool when it starts the process. */
 const LIMITS = JSON.parse(process.env[LIMITS_ENV] ?? 'null') as RunLimits;
 
-/** One run: its script as the service defined it, and what changes from run to run. */
-interface RunRequest extends Omit<ScriptDefinition, 'kind'> {
+/** One run: its script as the service defined it (shared by its runs), and what changes from run to run. */
+interface RunRequest {
+  readonly definition: ScriptDefinition;
   readonly runId: number;
   readonly eventJson: string;
   readonly globalsJson: string;
-  readonly limits: RunLimits;
 }
 
 interface AccountSandbox {
@@ -322,14 +322,14 @@ function send(message: FromWorker): void {
  */
 async function sandboxFor(accountId: string, request: RunRequest): Promise<AccountSandbox> {
   const pool = (sandboxes.get(accountId) ?? []).filter((s) => {
-    const usable = !s.isolate.isDisposed && !s.tainted && s.namespaces === request.namespaces;
+    const usable = !s.isolate.isDisposed && !s.tainted && s.namespaces === request.definition.namespaces;
     if (!usable) retire(accountId, s);
     return usable;
   });
   // Most recently used last, so eviction takes the oldest accounts.
   sandboxes.delete(accountId);
   sandboxes.set(accountId, pool);
-  const idle = pool.find((s) => s.inUse === 0) ?? (threaded.has(request.scriptId) ? undefined : pool.find((s) => s.threadedRuns === 0));
+  const idle = pool.find((s) => s.inUse === 0) ?? (threaded.has(request.definition.scriptId) ? undefined : pool.find((s) => s.threadedRuns === 0));
   if (idle || pool.length >= MAX_PER_ACCOUNT) {
     const chosen = idle ?? pool.reduce((a, b) => (b.inUse < a.inUse ? b : a));
     chosen.inUse++;
@@ -341,14 +341,14 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
     }
     return chosen;
   }
-  const isolate = new ivm.Isolate({ memoryLimit: request.limits.memoryMb });
+  const isolate = new ivm.Isolate({ memoryLimit: LIMITS.memoryMb });
   const sandbox: AccountSandbox = {
     isolate,
     context: undefined as never,
     runner: undefined as never,
     batchRunner: undefined as never,
     scripts: new Map(),
-    namespaces: request.namespaces,
+    namespaces: request.definition.namespaces,
     inUse: 1,
     threadedRuns: 0,
     tainted: false,
@@ -378,8 +378,8 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
     await global.set('__iotbTaint', new ivm.Reference(() => {
       sandbox.tainted = true;
     }));
-    const names = namespaceLists.get(request.namespaces);
-    if (names === undefined) throw new Error(`namespace list ${request.namespaces} was never sent`);
+    const names = namespaceLists.get(request.definition.namespaces);
+    if (names === undefined) throw new Error(`namespace list ${request.definition.namespaces} was never sent`);
     await global.set('__iotbNamespaces', names);
     const bootstrap = await isolate.compileScript(BOOTSTRAP, { filename: 'iotbridge:bootstrap' });
     const runners = (await bootstrap.run(context, { reference: true, timeout: 5000 })) as ivm.Reference<unknown[]>;
@@ -431,11 +431,11 @@ function wrap(script: string, globalNames: string[]): string {
 }
 
 /** Turns what the isolate threw into a message and the script line it points at. */
-function describe(error: unknown, scriptName: string, isolate: ivm.Isolate, limits: RunRequest['limits'], wallExpired: boolean): { error: string; line: number | null } {
-  if (wallExpired) return { error: `wall time limit: the run took longer than ${limits.wallTimeoutMs} ms (host calls included)`, line: null };
-  if (isTimeout(error)) return { error: `timeout: the script used more than ${limits.timeoutMs} ms of CPU time`, line: null };
+function describe(error: unknown, scriptName: string, isolate: ivm.Isolate, wallExpired: boolean): { error: string; line: number | null } {
+  if (wallExpired) return { error: `wall time limit: the run took longer than ${LIMITS.wallTimeoutMs} ms (host calls included)`, line: null };
+  if (isTimeout(error)) return { error: `timeout: the script used more than ${LIMITS.timeoutMs} ms of CPU time`, line: null };
   const message = error instanceof Error ? error.message : String(error);
-  if (isolate.isDisposed && /disposed|memory limit/i.test(message)) return { error: `memory limit: the script used more than ${limits.memoryMb} MiB`, line: null };
+  if (isolate.isDisposed && /disposed|memory limit/i.test(message)) return { error: `memory limit: the script used more than ${LIMITS.memoryMb} MiB`, line: null };
   return scriptError(message, error instanceof Error ? (error.stack ?? '') : '', scriptName);
 }
 
@@ -453,12 +453,12 @@ function release(accountId: string, sandbox: AccountSandbox): void {
 
 /** Compiled once per script definition (trigger version) and isolate. */
 async function compiled(sandbox: AccountSandbox, request: RunRequest): Promise<ivm.Reference<unknown>> {
-  let fn = sandbox.scripts.get(request.ref);
+  let fn = sandbox.scripts.get(request.definition.ref);
   if (!fn) {
     const globalNames = Object.keys(JSON.parse(request.globalsJson) as Record<string, unknown>);
-    const script = await sandbox.isolate.compileScript(wrap(request.script, globalNames), { filename: request.scriptName });
-    fn = (await script.run(sandbox.context, { reference: true, timeout: request.limits.timeoutMs })) as ivm.Reference<unknown>;
-    sandbox.scripts.set(request.ref, fn);
+    const script = await sandbox.isolate.compileScript(wrap(request.definition.script, globalNames), { filename: request.definition.scriptName });
+    fn = (await script.run(sandbox.context, { reference: true, timeout: LIMITS.timeoutMs })) as ivm.Reference<unknown>;
+    sandbox.scripts.set(request.definition.ref, fn);
   }
   return fn;
 }
@@ -511,14 +511,14 @@ function noteCpu(scriptId: string, cpuMs: number): void {
 
 async function run(request: RunRequest): Promise<RunResult> {
   const started = process.hrtime.bigint();
-  const state: RunState = { accountId: request.accountId, logs: [], exitMessage: null, needsHost: false };
+  const state: RunState = { accountId: request.definition.accountId, logs: [], exitMessage: null, needsHost: false };
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
   let wallExpired = false;
   let sandbox: AccountSandbox;
   /** The run no longer holds `sandbox` (between giving up a tainted one and getting a new one). */
   let released = false;
   try {
-    sandbox = await sandboxFor(request.accountId, request);
+    sandbox = await sandboxFor(request.definition.accountId, request);
   } catch (error) {
     return sandboxFailure(String(error), elapsed());
   }
@@ -527,11 +527,11 @@ async function run(request: RunRequest): Promise<RunResult> {
     wallExpired = true;
     // A script stuck in a host call or over its wall time: nothing else can stop it. The account's next run gets a new isolate.
     sandbox.isolate.dispose();
-  }, request.limits.wallTimeoutMs);
+  }, LIMITS.wallTimeoutMs);
   const failed = (error: unknown): RunResult =>
     state.exitMessage !== null
       ? { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs: elapsed() }
-      : { status: 'failed', ...describe(error, request.scriptName, sandbox.isolate, request.limits, wallExpired), logs: state.logs, durationMs: elapsed() };
+      : { status: 'failed', ...describe(error, request.definition.scriptName, sandbox.isolate, wallExpired), logs: state.logs, durationMs: elapsed() };
   const succeeded = (): RunResult =>
     state.exitMessage !== null
       ? { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs: elapsed() }
@@ -540,12 +540,12 @@ async function run(request: RunRequest): Promise<RunResult> {
     let fn = await compiled(sandbox, request);
     const { eventJson, globalsJson } = request;
     // Not while a run holds the isolate on its thread: it may be waiting for this thread (a host call, a log line).
-    if (sandbox.threadedRuns === 0 && !threaded.has(request.scriptId) && request.limits.timeoutMs <= request.limits.wallTimeoutMs) {
+    if (sandbox.threadedRuns === 0 && !threaded.has(request.definition.scriptId) && LIMITS.timeoutMs <= LIMITS.wallTimeoutMs) {
       let error: unknown;
       let threw = false;
       const cpuBefore = sandbox.isolate.cpuTime;
       // The attempt holds the worker's thread (and every other account's runs on it) for at most SYNC_TIMEOUT_MS.
-      const attemptTimeout = Math.min(request.limits.timeoutMs, SYNC_TIMEOUT_MS);
+      const attemptTimeout = Math.min(LIMITS.timeoutMs, SYNC_TIMEOUT_MS);
       try {
         sandbox.runner.applySync(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, true], { timeout: attemptTimeout });
       } catch (thrown) {
@@ -555,30 +555,30 @@ async function run(request: RunRequest): Promise<RunResult> {
       const timedOut = threw && isTimeout(error);
       // A run stopped mid-way skipped its clean-up: the account's next run gets a fresh context.
       if (timedOut) sandbox.tainted = true;
-      const cutShort = timedOut && attemptTimeout < request.limits.timeoutMs;
+      const cutShort = timedOut && attemptTimeout < LIMITS.timeoutMs;
       if ((!state.needsHost && !cutShort) || sandbox.isolate.isDisposed) {
         // A run stopped at the CPU limit held this thread that long: the script's next runs do not.
-        if (timedOut) runThreaded(request.scriptId);
-        else if (!sandbox.isolate.isDisposed) noteCpu(request.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6);
+        if (timedOut) runThreaded(request.definition.scriptId);
+        else if (!sandbox.isolate.isDisposed) noteCpu(request.definition.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6);
         return threw ? failed(error) : succeeded();
       }
       // It needs the service, or more time than an attempt gets: again from the start, on an isolate thread.
-      runThreaded(request.scriptId);
+      runThreaded(request.definition.scriptId);
       state.logs.length = 0;
       state.exitMessage = null;
       state.needsHost = false;
       if (sandbox.tainted) {
         // The attempt left something on the global object: the run starts again in a clean context.
-        release(request.accountId, sandbox);
+        release(request.definition.accountId, sandbox);
         released = true;
-        sandbox = await sandboxFor(request.accountId, request);
+        sandbox = await sandboxFor(request.definition.accountId, request);
         released = false;
         fn = await compiled(sandbox, request);
       }
     }
     sandbox.threadedRuns++;
     try {
-      await sandbox.runner.apply(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, false], { timeout: request.limits.timeoutMs });
+      await sandbox.runner.apply(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, false], { timeout: LIMITS.timeoutMs });
     } finally {
       sandbox.threadedRuns--;
     }
@@ -590,7 +590,7 @@ async function run(request: RunRequest): Promise<RunResult> {
   } finally {
     clearTimeout(wallTimer);
     runs.delete(request.runId);
-    if (!released) release(request.accountId, sandbox);
+    if (!released) release(request.definition.accountId, sandbox);
     for (const [callId, pending] of pendingCalls) {
       if (pending.runId === request.runId) {
         pendingCalls.delete(callId);
@@ -614,7 +614,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   const started = process.hrtime.bigint();
   let sandbox: AccountSandbox;
   try {
-    sandbox = await sandboxFor(first.accountId, first);
+    sandbox = await sandboxFor(first.definition.accountId, first);
   } catch {
     for (const request of requests) start(request);
     return;
@@ -623,8 +623,8 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   let again: RunRequest[] = requests;
   try {
     const fn = await compiled(sandbox, first);
-    if (sandbox.threadedRuns > 0 || threaded.has(first.scriptId) || first.limits.timeoutMs > first.limits.wallTimeoutMs) return;
-    const states = requests.map((request): RunState => ({ accountId: request.accountId, logs: [], exitMessage: null, needsHost: false }));
+    if (sandbox.threadedRuns > 0 || threaded.has(first.definition.scriptId) || LIMITS.timeoutMs > LIMITS.wallTimeoutMs) return;
+    const states = requests.map((request): RunState => ({ accountId: request.definition.accountId, logs: [], exitMessage: null, needsHost: false }));
     requests.forEach((request, i) => runs.set(request.runId, states[i]!));
     const cpuBefore = sandbox.isolate.cpuTime;
     let outcomes: string[];
@@ -632,7 +632,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
       const out = sandbox.batchRunner.applySync(
         undefined,
         [fn.derefInto(), requests.map((r) => r.runId).join(','), requests.map((r) => r.eventJson).join('\n'), requests.map((r) => r.globalsJson).join('\n')],
-        { timeout: Math.min(first.limits.timeoutMs, SYNC_TIMEOUT_MS) },
+        { timeout: Math.min(LIMITS.timeoutMs, SYNC_TIMEOUT_MS) },
       );
       outcomes = JSON.parse(out) as string[];
     } catch (error) {
@@ -645,13 +645,13 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
     // At least one: the first run of a batch always runs.
     const done = Math.max(1, outcomes.length);
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6 / done;
-    if (!sandbox.isolate.isDisposed) noteCpu(first.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6 / done);
+    if (!sandbox.isolate.isDisposed) noteCpu(first.definition.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6 / done);
     again = requests.slice(outcomes.length);
     for (let i = 0; i < outcomes.length; i++) {
       const request = requests[i]!;
       const state = states[i]!;
       if (state.needsHost) {
-        runThreaded(request.scriptId);
+        runThreaded(request.definition.scriptId);
         again.push(request);
         continue;
       }
@@ -661,7 +661,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
       else if (outcome === '') result = { status: 'success', error: null, line: null, logs: state.logs, durationMs };
       else {
         const [message, stack] = JSON.parse(outcome) as [string, string];
-        result = { status: 'failed', ...scriptError(message, stack, request.scriptName), logs: state.logs, durationMs };
+        result = { status: 'failed', ...scriptError(message, stack, request.definition.scriptName), logs: state.logs, durationMs };
       }
       settled.push({ request, result });
     }
@@ -669,7 +669,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
     settled = [];
     again = requests;
   } finally {
-    release(first.accountId, sandbox);
+    release(first.definition.accountId, sandbox);
     for (const { request, result } of settled) send({ kind: 'done', runId: request.runId, result });
     for (const request of again) start(request);
   }
@@ -707,12 +707,12 @@ pipe.on('data', (chunk: string) => {
   // By definition: one script text of one account.
   const byScript = new Map<number, RunRequest[]>();
   for (const request of requests) {
-    const group = byScript.get(request.ref);
+    const group = byScript.get(request.definition.ref);
     if (group) group.push(request);
-    else byScript.set(request.ref, [request]);
+    else byScript.set(request.definition.ref, [request]);
   }
   for (const group of byScript.values()) {
-    const size = batchSize(group[0]!.scriptId);
+    const size = batchSize(group[0]!.definition.scriptId);
     for (let i = 0; i < group.length; i += size) {
       const batch = group.slice(i, i + size);
       if (batch.length === 1) start(batch[0]!);
@@ -747,7 +747,7 @@ function start(request: RunRequest): void {
 function receive(message: ToWorker): void {
   if (message.kind === 'run') {
     const definition = scripts.get(message.script);
-    if (definition) received.push({ ...definition, runId: message.runId, eventJson: message.eventJson, globalsJson: message.globalsJson, limits: LIMITS });
+    if (definition) received.push({ definition, runId: message.runId, eventJson: message.eventJson, globalsJson: message.globalsJson });
     else send({ kind: 'done', runId: message.runId, result: sandboxFailure(`script ${message.script} was never sent`) });
   } else if (message.kind === 'script') {
     scripts.set(message.ref, message);
