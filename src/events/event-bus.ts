@@ -3,7 +3,7 @@ import { partitionOf, type Event } from './event.js';
 import type { EventStore, StoredEvent } from './event-store.js';
 
 /** Something that reacts to events: the trigger engine, metrics, tests. It may be slow; it must not throw. */
-export type EventConsumer = (event: Event) => Promise<void>;
+export type EventConsumer = (event: Event) => Promise<unknown>;
 
 /**
  * The one path of events. `publish` resolves once the event is accepted (durable); consumers then see

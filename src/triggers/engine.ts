@@ -28,8 +28,8 @@ export class TriggerEngine {
   /** `{ namespace: [function names] }` for the sandbox, and the functions by `namespace.fn`. */
   readonly #names: Record<string, string[]> = { trigger: [] };
   readonly #functions = new Map<string, HostFunction>();
-  /** Active triggers per account; dropped when the account's triggers change. */
-  readonly #active = new LRUCache<string, Promise<Trigger[]>>({ max: 10_000 });
+  /** Active triggers per account (held resolved once loaded); dropped when the account's triggers change. */
+  readonly #active = new LRUCache<string, readonly Trigger[] | Promise<readonly Trigger[]>>({ max: 10_000 });
   /** The last execution write whose failure is being watched for. */
   #watched: Promise<void> | undefined;
 
@@ -58,29 +58,51 @@ export class TriggerEngine {
     bus.subscribe((event) => this.handle(event));
   }
 
-  /** Runs every matching trigger for one event, one after another (so an endpoint's events stay ordered). */
-  async handle(event: Event): Promise<void> {
-    let triggers = this.#active.get(event.accountId);
-    if (!triggers) {
-      triggers = this.#domain.triggers.active(event.accountId);
-      this.#active.set(event.accountId, triggers);
-      triggers.catch(() => this.#active.delete(event.accountId));
-    }
-    const active = await triggers;
+  /**
+   * Runs every matching trigger for one event, one after another (so an endpoint's events stay ordered).
+   * Most events meet one trigger whose filters need no look-up: its run is then the whole of the handling.
+   */
+  handle(event: Event): Promise<unknown> {
+    const active = this.#activeOf(event.accountId);
+    return isLoading(active) ? active.then((loaded) => this.#handleWith(loaded, event)) : this.#handleWith(active, event);
+  }
+
+  #handleWith(active: readonly Trigger[], event: Event): Promise<unknown> {
     let listening = listeningTo(active, event.type);
     // exec.now: the output event names the trigger to run; exec.sync output events ran already.
     const target = event.type === 'output' ? outputTarget(event) : undefined;
-    if (target?.sync) return;
+    if (target?.sync) return DONE;
     if (target) {
       const named = active.find((trigger) => trigger.id === target.trigger);
       if (named && !listening.includes(named)) listening = [...listening, named];
     }
-    if (listening.length === 0) return;
+    if (listening.length === 0) return DONE;
+    const only = listening.length === 1 ? listening[0]! : undefined;
+    if (only && !(event.endpointId && needsEndpoint(only.filters))) return matches(only.filters, event, undefined) ? this.run(only, event, false) : DONE;
+    return this.#runEach(listening, event);
+  }
+
+  async #runEach(listening: readonly Trigger[], event: Event): Promise<void> {
     let endpoint: Endpoint | undefined;
     if (event.endpointId && listening.some((t) => needsEndpoint(t.filters))) endpoint = await this.#endpointOf(event);
     for (const trigger of listening) {
       if (matches(trigger.filters, event, endpoint)) await this.run(trigger, event, false);
     }
+  }
+
+  #activeOf(accountId: string): readonly Trigger[] | Promise<readonly Trigger[]> {
+    const cached = this.#active.get(accountId);
+    if (cached) return cached;
+    const loading = this.#domain.triggers.active(accountId).then((loaded) => {
+      // Unless the account's triggers changed meanwhile (the entry is gone then).
+      if (this.#active.get(accountId) === loading) this.#active.set(accountId, loaded);
+      return loaded;
+    });
+    loading.catch(() => {
+      if (this.#active.get(accountId) === loading) this.#active.delete(accountId);
+    });
+    this.#active.set(accountId, loading);
+    return loading;
   }
 
   /** Runs one trigger on one event and records the execution (also used for test runs). */
@@ -148,6 +170,12 @@ export class TriggerEngine {
   #endpointOf(event: Event): Promise<Endpoint | undefined> {
     return this.#domain.endpoints.byId(event.accountId, event.endpointId!);
   }
+}
+
+const DONE: Promise<void> = Promise.resolve();
+
+function isLoading(active: readonly Trigger[] | Promise<readonly Trigger[]>): active is Promise<readonly Trigger[]> {
+  return active instanceof Promise;
 }
 
 /** The triggers of an account's active list that listen to a type, found once per list and type. */
