@@ -17,4 +17,12 @@ describe('ids', () => {
     const now = Array.from({ length: 1000 }, () => newSortableId());
     assert.equal(new Set(now).size, 1000);
   });
+
+  it('newSortableId: ids of the same millisecond share its time part, whatever was made in between', () => {
+    const [a, b, c, d] = [1_700_000_000_000, 1_700_000_000_000, 5, 1_700_000_000_000].map((t) => newSortableId(t));
+    assert.equal(a!.slice(0, 7), b!.slice(0, 7));
+    assert.notEqual(a, b);
+    assert.equal(c!.slice(0, 7), '------4', 'the time part of 5 ms, not the last one made');
+    assert.equal(d!.slice(0, 7), a!.slice(0, 7));
+  });
 });
