@@ -101,7 +101,10 @@ export class IotBridge {
     logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
 
     const stores = sqlStores(database);
-    const bus = new DurableEventBus(stores.events, { parallelism: config.eventParallelism, maxInMemory: config.eventBacklogInMemory, logger });
+    // Execution records of handled events are durable before the cursor passes them: the embedded hot path
+    // commits them in order, the other stores are waited for.
+    const recordsBeforeCursor = stores.executions.recordOne ? undefined : () => domain.executions.flush();
+    const bus = new DurableEventBus(stores.events, { parallelism: config.eventParallelism, maxInMemory: config.eventBacklogInMemory, beforeCursorSave: recordsBeforeCursor, logger });
     this.#bus = bus;
     const domain = createDomain(stores, bus, config);
     this.#domain = domain;

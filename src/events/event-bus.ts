@@ -26,6 +26,13 @@ export interface DurableEventBusOptions {
    * a burst or a slow trigger costs disk, not the process's memory.
    */
   readonly maxInMemory?: number | undefined;
+  /**
+   * Waits until what consumers wrote for the events handled so far is durable (execution records), so the
+   * handled cursor never commits ahead of it: after a crash those events would not be handled again, and
+   * their records would be lost. Not needed where those writes commit in order with the cursor (the
+   * embedded hot path).
+   */
+  readonly beforeCursorSave?: (() => Promise<unknown>) | undefined;
   readonly logger: Logger;
 }
 
@@ -258,6 +265,7 @@ export class DurableEventBus implements EventBus {
     const through = this.#handledThrough;
     if (through <= this.#savedThrough) return;
     try {
+      await this.#options.beforeCursorSave?.();
       await this.#store.saveHandledThrough(through);
       this.#savedThrough = Math.max(this.#savedThrough, through);
     } catch (error) {

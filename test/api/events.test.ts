@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { createEvent, type Event } from '../../src/events/event.js';
 import { DurableEventBus } from '../../src/events/event-bus.js';
 import { until } from '../helpers/devices.js';
@@ -329,6 +330,38 @@ for (const dialect of DIALECTS) {
         assert.ok(!secondRun.includes('slow:0'), 'slow:0 finished before the stop');
         assert.deepEqual(firstRun.filter((run) => run.startsWith('slow')), ['slow:0']);
       } finally {
+        await service.stop();
+      }
+    });
+
+    it('never saves the handled cursor ahead of the execution records of the events it covers', { skip: dialect.name === 'postgres' ? false : 'the embedded hot path commits records and cursor in order (test above)' }, async () => {
+      // Another session holds a lock that blocks every insert into executions: the trigger runs, its
+      // record waits, and the cursor must wait for it (else a crash now would lose the record for good).
+      let handled = 0;
+      const service = await startService(dialect.name, {}, { beforeBusStart: (bus) => bus.subscribe(async (event) => void (event.type === 'job' && handled++)) });
+      const locker = new pg.Client({ connectionString: service.bridge.config.databaseUrl });
+      await locker.connect();
+      try {
+        const account = await createAccount(service, 'record-first');
+        const serviceId = await createService(service, account.token);
+        await createEndpoint(service, account.token, { key: 'm', serviceId });
+        const trigger = await service.request('POST', '/triggers', { token: account.token, body: { name: 'record', events: ['job'], script: `log(event.data.n);` } });
+        assert.equal(trigger.status, 201);
+        const cursor = async () => Number((await locker.query(`select handled_through from event_cursor where name = 'bus'`)).rows[0]?.handled_through ?? 0);
+        await locker.query('begin');
+        await locker.query('lock table executions in share row exclusive mode');
+        const posted = await service.request('POST', '/events', { token: account.token, body: { type: 'job', endpoint: 'k.m', data: { n: 1 } } });
+        assert.equal(posted.status, 202);
+        const seq = Number((await locker.query('select seq from events where id = $1', [posted.body.id])).rows[0].seq);
+        await until(() => handled === 1, 'the event handled (its trigger ran)');
+        await sleep(200); // many turns: an unguarded cursor is saved within one
+        assert.ok((await cursor()) < seq, 'the cursor waits while the record cannot be written');
+        await locker.query('rollback');
+        await until(async () => (await cursor()) >= seq, 'the cursor saved once the record is written');
+        const list = await service.request('GET', `/executions?triggerId=${trigger.body.id}`, { token: account.token });
+        assert.deepEqual(list.body.items.map((execution: { eventId: string }) => execution.eventId), [posted.body.id]);
+      } finally {
+        await locker.end();
         await service.stop();
       }
     });
