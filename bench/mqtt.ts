@@ -15,7 +15,7 @@
  * PUBACK rounds, FINISH_WINDOW not yet finished in the saturated finished rounds (so neither broker's backlog
  * grows without bound; Mosquitto drops what it queues for the subscriber beyond max_queued_messages).
  *
- *   npm run bench:mqtt
+ *   npm run bench:mqtt        (compiles into dist/ first and runs the compiled service, as npm start does)
  *   BENCH_MQTT_DEVICES=200 BENCH_MQTT_MESSAGES=5000 BENCH_RUNS=5 npm run bench:mqtt
  *   BENCH_MQTT_REFERENCE=mqtt://127.0.0.1:1884 BENCH_MQTT_RATE=1000 npm run bench:mqtt
  *   BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench:mqtt
@@ -28,7 +28,8 @@ import mqtt, { type MqttClient } from 'mqtt';
 import type { ServiceMessage } from './mqtt-service.js';
 
 const DEVICES = Number(process.env.BENCH_MQTT_DEVICES ?? 100);
-const MESSAGES = Number(process.env.BENCH_MQTT_MESSAGES ?? 3000);
+/** Messages per saturated round: a round of a few seconds measures the sustained rate, not filling and draining. */
+const MESSAGES = Number(process.env.BENCH_MQTT_MESSAGES ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 /** Un-acked QoS 1 publishes each device keeps in flight. */
 const WINDOW = Number(process.env.BENCH_MQTT_WINDOW ?? 10);
@@ -252,9 +253,11 @@ async function main(): Promise<void> {
   let bridgeTarget: Target | undefined;
   // The service in its own process; it reports its ports, the messages whose triggers finished, and at the
   // end how many warnings and errors it logged (shown on stderr as they come).
-  const service = fork(new URL('./mqtt-service.ts', import.meta.url), [], {
+  // Compiled (npm run bench:mqtt), the service runs as `npm start` runs it; from source, under tsx.
+  const compiled = import.meta.url.endsWith('.js');
+  const service = fork(new URL(compiled ? './mqtt-service.js' : './mqtt-service.ts', import.meta.url), [], {
     // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service.
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
+    execArgv: [...(compiled ? [] : ['--import', 'tsx']), ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
     env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_ADMIN_TOKEN: TOKEN },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
