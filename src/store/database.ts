@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Schema } from './schema.js';
+import { startWalCheckpointer } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -26,10 +27,10 @@ export interface DatabaseOptions {
 
 /** Opens PostgreSQL when a URL is given, otherwise the embedded SQLite file `<dataDir>/iotbridge.sqlite`. */
 export function openDatabase(options: DatabaseOptions, logger?: Logger): Database {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, logger) : openSqlite(options.dataDir);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, logger) : openSqlite(options.dataDir, logger);
 }
 
-function openSqlite(dataDir: string): Database {
+function openSqlite(dataDir: string, logger?: Logger): Database {
   mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, 'iotbridge.sqlite');
   const sqlite = new SQLite(file);
@@ -37,7 +38,8 @@ function openSqlite(dataDir: string): Database {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   // Under event load the default 1000-page autocheckpoint ran inside commits and cost a third of the
-  // trigger pipeline's throughput (bench:events 7.9k → 10.5k events/s with these four).
+  // trigger pipeline's throughput (bench:events 7.9k → 10.5k events/s with these four). The log is copied
+  // back from a thread of its own (wal-checkpointer.ts); the autocheckpoint is its safety net.
   sqlite.pragma('cache_size = -65536'); // 64 MiB of page cache
   sqlite.pragma('wal_autocheckpoint = 10000');
   sqlite.pragma('mmap_size = 268435456');
@@ -47,7 +49,12 @@ function openSqlite(dataDir: string): Database {
   // Makes LIKE case-sensitive, as on PostgreSQL, so key-prefix search means the same on both.
   sqlite.pragma('case_sensitive_like = ON');
   const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', location: file, sqlite, close: () => db.destroy() };
+  const checkpointer = startWalCheckpointer(file, logger);
+  const close = async () => {
+    await checkpointer.stop();
+    await db.destroy();
+  };
+  return { db, dialect: 'sqlite', location: file, sqlite, close };
 }
 
 /**
