@@ -37,7 +37,7 @@ export function startWalCheckpointer(file: string, logger?: Logger): WalCheckpoi
   // This module is the thread's code too. From source (tests, `npm run dev`) it is TypeScript: a worker
   // thread gets no loader from `--import tsx` on Node 20, so it registers tsx itself first.
   const worker = import.meta.url.endsWith('.ts')
-    ? new Worker(`import('tsx/esm/api').then((tsx) => tsx.register()).then(() => import(${JSON.stringify(import.meta.url)}))`, { eval: true, workerData: data })
+    ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(import.meta.url)}))`, { eval: true, workerData: data })
     : new Worker(new URL(import.meta.url), { workerData: data });
   let running = true;
   worker.on('error', (error) => logger?.error({ err: error }, 'WAL checkpoint thread failed; commits checkpoint the log themselves'));
