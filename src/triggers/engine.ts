@@ -64,7 +64,7 @@ export class TriggerEngine {
    */
   handle(event: Event): Promise<unknown> {
     const active = this.#activeOf(event.accountId);
-    return isLoading(active) ? active.then((loaded) => this.#handleWith(loaded, event)) : this.#handleWith(active, event);
+    return active instanceof Promise ? active.then((loaded) => this.#handleWith(loaded, event)) : this.#handleWith(active, event);
   }
 
   #handleWith(active: readonly Trigger[], event: Event): Promise<unknown> {
@@ -173,10 +173,6 @@ export class TriggerEngine {
 }
 
 const DONE: Promise<void> = Promise.resolve();
-
-function isLoading(active: readonly Trigger[] | Promise<readonly Trigger[]>): active is Promise<readonly Trigger[]> {
-  return active instanceof Promise;
-}
 
 /** The triggers of an account's active list that listen to a type, found once per list and type. */
 const byType = new WeakMap<readonly Trigger[], Map<string, readonly Trigger[]>>();

@@ -66,10 +66,11 @@ export function decodeFromWorker(line: string): FromWorker | undefined {
   const fields = split(line, 6);
   try {
     if (fields[0] === 'D' && fields.length === 3) {
+      const runId = Number(fields[1]);
       const result = fields[2]!;
-      if (result.startsWith('{')) return { kind: 'done', runId: Number(fields[1]), result: JSON.parse(result) as never };
+      if (result.startsWith('{')) return { kind: 'done', runId, result: JSON.parse(result) as never };
       const durationMs = Number(result);
-      if (result !== '' && Number.isFinite(durationMs)) return { kind: 'done', runId: Number(fields[1]), result: { status: 'success', error: null, line: null, logs: [], durationMs } };
+      if (result !== '' && Number.isFinite(durationMs)) return { kind: 'done', runId, result: { status: 'success', error: null, line: null, logs: [], durationMs } };
     }
     if (fields[0] === 'C' && fields.length === 6) {
       const [, runId, callId, namespace, fn, argsJson] = fields as [string, string, string, string, string, string];

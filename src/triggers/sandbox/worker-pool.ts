@@ -109,7 +109,7 @@ export class WorkerPool implements ScriptRunner {
     let globalsJson: string;
     try {
       eventJson = JSON.stringify(run.event ?? null);
-      globalsJson = run.globals === undefined ? '{}' : globalsJsonOf(run.globals);
+      globalsJson = run.globals === undefined ? '{}' : jsonOnce(run.globals);
     } catch (error) {
       return Promise.resolve(failed(`the event or a global variable is not JSON: ${error instanceof Error ? error.message : String(error)}`));
     }
@@ -140,7 +140,7 @@ export class WorkerPool implements ScriptRunner {
 
   /** The worker's number for the run's script, telling it the script (and its namespace list) first if need be. */
   #scriptRef(worker: Worker, run: ScriptRun): number {
-    const namespacesJson = namesJson(run.namespaces);
+    const namespacesJson = jsonOnce(run.namespaces);
     let namespaces = worker.namespaceIds.get(namespacesJson);
     if (namespaces === undefined) {
       namespaces = this.#nextNamespacesId++;
@@ -257,23 +257,16 @@ export class WorkerPool implements ScriptRunner {
   }
 }
 
-/** The engine passes the same namespace map on every run: serialise it once. */
-const namesJsonCache = new WeakMap<object, string>();
-function namesJson(namespaces: Record<string, string[]>): string {
-  let json = namesJsonCache.get(namespaces);
+/**
+ * JSON of an object callers pass again and again without changing it (the engine's namespace map, a trigger
+ * version's globals): made once per object.
+ */
+const jsonCache = new WeakMap<object, string>();
+function jsonOnce(value: object): string {
+  let json = jsonCache.get(value);
   if (json === undefined) {
-    json = JSON.stringify(namespaces);
-    namesJsonCache.set(namespaces, json);
-  }
-  return json;
-}
-
-const globalsJsonCache = new WeakMap<object, string>();
-function globalsJsonOf(globals: Readonly<Record<string, unknown>>): string {
-  let json = globalsJsonCache.get(globals);
-  if (json === undefined) {
-    json = JSON.stringify(globals);
-    globalsJsonCache.set(globals, json);
+    json = JSON.stringify(value);
+    jsonCache.set(value, json);
   }
   return json;
 }
