@@ -7,7 +7,10 @@ import { buildHttpApi } from './api/server.js';
 import { ConfigError, ENV_NAMES, type Config } from './config.js';
 import { createDomain, type Domain } from './domain/domain.js';
 import type { DeviceChannels, DeviceServer } from './devices/device-server.js';
+import { OutboundHttp } from './devices/outbound-http.js';
 import { DevicePresence } from './devices/presence.js';
+import { SendCaps } from './devices/send-caps.js';
+import { SendGuard } from './devices/send-guard.js';
 import { deviceServers } from './devices/servers.js';
 import { DurableEventBus, type EventBus } from './events/event-bus.js';
 import { EndpointIndexJob } from './events/endpoint-index.js';
@@ -135,7 +138,12 @@ export class IotBridge {
     // LwM2M object registry: shipped definitions plus every account's uploads, read once here.
     const objects = new ObjectRegistry({ store: stores.objectModels });
     await objects.load();
-    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects });
+    const sendGuard = new SendGuard();
+    const sendCaps = new SendCaps({
+      endpoint: { messagesPerSecond: config.endpointSendRate, bytesPerSecond: config.endpointSendBytes },
+      account: { messagesPerSecond: config.accountSendRate, bytesPerSecond: config.accountSendBytes },
+    });
+    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, sendGuard, sendCaps, outbound: new OutboundHttp(config.outboundAllow) });
     await this.#beforeBusStart?.(bus);
     await bus.start();
     this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, logger });
@@ -145,10 +153,12 @@ export class IotBridge {
     presence.start();
     const ports: Record<string, number> = {};
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
+    sendGuard.addOwnPorts(Object.values(ports));
 
     const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, devices: channels, trustProxy: config.trustProxy });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
+    sendGuard.addOwnPorts([ports.http]);
     this.#ready = true;
     const listening = Object.entries(ports).map(([name, port]) => `${name} ${port}`).join(', ');
     logger.info({ ports, version: VERSION }, `IoT Bridge ready: ${listening}`);

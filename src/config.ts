@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { BlockList } from 'node:net';
 import path from 'node:path';
+import { addToList } from './domain/address-list.js';
 
 /** Typed configuration of one service process. Every field has a documented default. */
 export interface Config {
@@ -33,6 +35,23 @@ export interface Config {
   readonly mqttTlsKey: string | undefined;
   /** MQTT over WebSocket (path `/mqtt`). `IOTBRIDGE_MQTT_WS_PORT`, default unset: off. */
   readonly mqttWsPort: number | undefined;
+  /**
+   * Caps on what scripts send to devices (`udp.send`, `udp.queue`, `coap.send`, `coap.notify`, `tcp.send`),
+   * per endpoint and per account, in messages and bytes per second; bursts of twice that. Over a cap the call
+   * fails with 429 `IOTB_DEVICE_SEND_RATE_LIMITED` and nothing is sent. `IOTBRIDGE_ENDPOINT_SEND_RATE`
+   * (default 100), `IOTBRIDGE_ENDPOINT_SEND_BYTES` (1048576), `IOTBRIDGE_ACCOUNT_SEND_RATE` (1000),
+   * `IOTBRIDGE_ACCOUNT_SEND_BYTES` (10485760).
+   */
+  readonly endpointSendRate: number;
+  readonly endpointSendBytes: number;
+  readonly accountSendRate: number;
+  readonly accountSendBytes: number;
+  /**
+   * Addresses that tenant-configured outbound HTTP (a LoRa service's `apiUrl`) may reach although they are not
+   * public: comma-separated CIDRs or addresses, e.g. a network server on the operator's private network.
+   * `IOTBRIDGE_OUTBOUND_ALLOW`, default none (only public addresses).
+   */
+  readonly outboundAllow: readonly string[];
   /** Largest MQTT packet accepted; a bigger one closes the connection before it is read. `IOTBRIDGE_MQTT_MAX_PACKET_BYTES`, default 262144. */
   readonly mqttMaxPacketBytes: number;
   /** Directory for the embedded SQLite database and other local state. `IOTBRIDGE_DATA_DIR`, default `./data`. */
@@ -85,6 +104,10 @@ export const DEFAULTS = {
   tcpPort: 5700,
   mqttPort: 1883,
   mqttMaxPacketBytes: 262_144,
+  endpointSendRate: 100,
+  endpointSendBytes: 1_048_576,
+  accountSendRate: 1000,
+  accountSendBytes: 10_485_760,
   dataDir: './data',
   userTokenTtlSeconds: 86_400,
   tokenCacheTtlSeconds: 10,
@@ -117,6 +140,11 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   mqttTlsKey: 'IOTBRIDGE_MQTT_TLS_KEY',
   mqttWsPort: 'IOTBRIDGE_MQTT_WS_PORT',
   mqttMaxPacketBytes: 'IOTBRIDGE_MQTT_MAX_PACKET_BYTES',
+  outboundAllow: 'IOTBRIDGE_OUTBOUND_ALLOW',
+  endpointSendRate: 'IOTBRIDGE_ENDPOINT_SEND_RATE',
+  endpointSendBytes: 'IOTBRIDGE_ENDPOINT_SEND_BYTES',
+  accountSendRate: 'IOTBRIDGE_ACCOUNT_SEND_RATE',
+  accountSendBytes: 'IOTBRIDGE_ACCOUNT_SEND_BYTES',
   dataDir: 'IOTBRIDGE_DATA_DIR',
   databaseUrl: 'IOTBRIDGE_DATABASE_URL',
   adminToken: 'IOTBRIDGE_ADMIN_TOKEN',
@@ -178,6 +206,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...mqttTls(merged),
     mqttWsPort: optionalPort(merged, 'mqttWsPort'),
     mqttMaxPacketBytes: integer(merged, 'mqttMaxPacketBytes', 64, 256 * 1024 * 1024 - 1),
+    outboundAllow: outboundAllow(merged.outboundAllow),
+    endpointSendRate: integer(merged, 'endpointSendRate', 1, 1_000_000),
+    endpointSendBytes: integer(merged, 'endpointSendBytes', 1, 2 ** 31 - 1),
+    accountSendRate: integer(merged, 'accountSendRate', 1, 1_000_000),
+    accountSendBytes: integer(merged, 'accountSendBytes', 1, 2 ** 31 - 1),
     dataDir: path.resolve(optionalString(merged, 'dataDir') ?? DEFAULTS.dataDir),
     databaseUrl,
     adminToken,
@@ -206,6 +239,21 @@ function trustProxy(value: unknown): boolean | number | string {
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
   if (typeof value === 'string') return /^\d+$/.test(value) ? Number(value) : value;
   throw new ConfigError(`${ENV_NAMES.trustProxy} must be true, false, a hop count or a list of proxy addresses`);
+}
+
+function outboundAllow(value: unknown): string[] {
+  if (value === undefined || value === null || value === '') return [];
+  const entries = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : undefined;
+  if (!entries || entries.some((entry) => typeof entry !== 'string')) throw new ConfigError(`${ENV_NAMES.outboundAllow} must be a comma-separated list of addresses or CIDRs`);
+  const list = (entries as string[]).map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const entry of list) {
+    try {
+      addToList(new BlockList(), entry);
+    } catch {
+      throw new ConfigError(`${ENV_NAMES.outboundAllow}: ${entry} is not an address or a CIDR (e.g. 10.0.0.0/8, fd00::/8)`);
+    }
+  }
+  return list;
 }
 
 function readConfigFile(file: string): Source {

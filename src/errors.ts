@@ -8,6 +8,7 @@ export const ERRORS = {
   IOTB_REQUEST_BODY_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body has an unsupported content type' },
   IOTB_REQUEST_ROUTE_NOT_FOUND: { status: 404, message: 'No such route' },
+  IOTB_REQUEST_PATH_TOO_LONG: { status: 414, message: 'A part of the request path is too long' },
 
   // Authentication and authorisation
   IOTB_AUTH_TOKEN_MISSING: { status: 401, message: 'An Authorization: Bearer <token> header is required' },
@@ -24,7 +25,7 @@ export const ERRORS = {
 
   // Users and tokens
   IOTB_USER_NOT_FOUND: { status: 404, message: 'No such user' },
-  IOTB_USER_EMAIL_TAKEN: { status: 409, message: 'A user with this email exists' },
+  IOTB_USER_EMAIL_TAKEN: { status: 409, message: 'A user with this email exists in this account' },
   IOTB_TOKEN_NOT_FOUND: { status: 404, message: 'No such token' },
 
   // Services
@@ -34,15 +35,29 @@ export const ERRORS = {
   // Endpoints
   IOTB_ENDPOINT_NOT_FOUND: { status: 404, message: 'No such endpoint' },
   IOTB_ENDPOINT_KEY_TAKEN: { status: 409, message: 'An endpoint with this key exists in the service' },
+  IOTB_ENDPOINT_KEY_IN_USE: {
+    status: 409,
+    message: 'Another account has a device with this key on this protocol; device keys on shared ports belong to one account',
+  },
   IOTB_ENDPOINT_KEY_AMBIGUOUS: {
     status: 409,
     message: 'Several endpoints of the account have this key; add ?serviceId= to choose one',
   },
   IOTB_ENDPOINT_STORAGE_NOT_FOUND: { status: 404, message: 'No stored object with this name' },
+  IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY: {
+    status: 400,
+    message: 'This status detail is written by the platform only (remoteAddr, lifetime, dateLastKeepAlive)',
+  },
 
-  // Devices (UDP, TCP, LoRa): what scripts' udp/tcp/lora functions report
+  // Devices (UDP, TCP, CoAP, LoRa): what scripts' udp/tcp/coap/lora functions report
   IOTB_DEVICE_WRONG_PROTOCOL: { status: 409, message: 'The endpoint belongs to a service of another protocol' },
   IOTB_DEVICE_ADDRESS_UNKNOWN: { status: 409, message: 'The device has not been heard from yet: its address is unknown' },
+  IOTB_DEVICE_ADDRESS_REFUSED: {
+    status: 409,
+    message: 'The address the device was heard from cannot be a device (unspecified, multicast, broadcast, link-local, or a port of this service): nothing was sent',
+  },
+  IOTB_OUTBOUND_ADDRESS_REFUSED: { status: 403, message: 'The service does not connect to this address (not public, and not in IOTBRIDGE_OUTBOUND_ALLOW)' },
+  IOTB_DEVICE_SEND_RATE_LIMITED: { status: 429, message: 'The send rate cap is reached: nothing was sent' },
   IOTB_DEVICE_NOT_CONNECTED: { status: 409, message: 'The device has no open connection to this service process' },
   IOTB_DEVICE_QUEUE_FULL: { status: 409, message: "The device's message queue is full" },
 

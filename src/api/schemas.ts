@@ -3,7 +3,7 @@ import { ERRORS, type ErrorCode } from '../errors.js';
 import { DEVICE_PASSWORD_MAX_LENGTH } from '../domain/endpoints.js';
 import { KEEP_ALIVE_MODES, SERVICE_TYPES } from '../domain/services.js';
 import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT } from '../domain/pagination.js';
-import { PASSWORD_MIN_LENGTH } from '../domain/users.js';
+import { LOGIN_CANDIDATES_MAX, PASSWORD_MIN_LENGTH } from '../domain/users.js';
 import { PLATFORM_EVENT_TYPES } from '../events/event.js';
 import { FILTER_TYPES } from '../triggers/filters.js';
 
@@ -122,7 +122,21 @@ export const UserCreate = Type.Object(
   { additionalProperties: false },
 );
 export const UserUpdate = Type.Object({ name: Type.Optional(Name), password: Type.Optional(Password) }, { additionalProperties: false });
-export const Login = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) }, { additionalProperties: false });
+export const Login = Type.Object(
+  {
+    email: Type.String({ maxLength: 254 }),
+    password: Type.String({ maxLength: 1024 }),
+    accountId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          `The account of the user signing in: an email is unique per account only. Without it the users with this email are tried oldest first (at most ${LOGIN_CANDIDATES_MAX}); users past them need it`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 // Services
 

@@ -2,9 +2,11 @@ import swagger from '@fastify/swagger';
 import type { DeviceChannels } from '../devices/device-server.js';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { DevicePresence } from '../devices/presence.js';
 import type { Domain } from '../domain/domain.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-depth.js';
+import { AppError, errorBody } from '../errors.js';
 import type { ObjectRegistry } from '../lwm2m/objects/registry.js';
 import type { TriggerEngine } from '../triggers/engine.js';
 import { authPlugin } from './auth.js';
@@ -41,6 +43,9 @@ export interface HttpApiOptions {
   readonly trustProxy: boolean | number | string;
 }
 
+/** The longest path segment the router accepts (see IOTB_REQUEST_PATH_TOO_LONG). */
+const MAX_PATH_PARAM = 2048;
+
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
 export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, devices, trustProxy }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -50,11 +55,22 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
     // Clients send the same query parameter several times for lists (tag=a&tag=b).
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
     return503OnClosing: true,
+    // `k.<key>` with a key of 256 characters, percent-encoded, is up to 771 characters (the default is 100).
+    routerOptions: { maxParamLength: MAX_PATH_PARAM },
+    // Errors the router raises before any route runs get the one error body too.
+    frameworkErrors: (error, _request, reply) => {
+      const appError = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new AppError('IOTB_REQUEST_PATH_TOO_LONG') : new AppError('IOTB_REQUEST_VALIDATION', error.message);
+      void (reply as FastifyReply).status(appError.status).send(errorBody(appError));
+    },
     // A hop count as the function Fastify's types ask for (proxy-addr reads numbers the same way).
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  // Storing JSON nested thousands deep overflowed the stack (500); it is refused as it comes in.
+  app.addHook('preValidation', async (request) => {
+    if (nestsDeeperThan(request.body)) throw new AppError('IOTB_REQUEST_VALIDATION', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  });
 
   await app.register(swagger, {
     openapi: {

@@ -11,7 +11,10 @@ import type { LoraChannel } from '../lora/lora-channel.js';
 import type { MqttChannel } from '../mqtt/mqtt-server.js';
 import type { TcpChannel } from '../tcp/tcp-server.js';
 import type { UdpChannel } from '../udp/udp-server.js';
+import type { OutboundHttp } from './outbound-http.js';
 import type { DevicePresence } from './presence.js';
+import type { SendCaps } from './send-caps.js';
+import type { SendGuard } from './send-guard.js';
 
 /**
  * A device-facing server (CoAP, MQTT, UDP, TCP listeners). The service starts them after the event bus
@@ -44,6 +47,12 @@ export interface DeviceServerContext {
   readonly scripts: DeviceScripts;
   /** LwM2M object definitions (shipped and per account): what codecs and device management type values with. */
   readonly objects: ObjectRegistry;
+  /** Asked before anything is sent to a device address (UDP, CoAP, LwM2M): refuses what no device can be at. */
+  readonly sendGuard: SendGuard;
+  /** Per-endpoint and per-account caps on what scripts send to devices. */
+  readonly sendCaps: SendCaps;
+  /** HTTP to addresses tenants configured (a LoRa network server): public ones, and those the operator allows. */
+  readonly outbound: OutboundHttp;
 }
 
 /**

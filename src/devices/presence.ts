@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import type { Accounts } from '../domain/accounts.js';
-import type { Endpoint, EndpointStore, Endpoints, JsonObject } from '../domain/endpoints.js';
+import type { Endpoint, EndpointStore, Endpoints, HeardFrom, JsonObject } from '../domain/endpoints.js';
 import type { Service, Services, ServiceType } from '../domain/services.js';
+import { AppError } from '../errors.js';
 import { createEvent } from '../events/event.js';
 import type { EventBus } from '../events/event-bus.js';
+import { parseRemoteAddr } from './payload.js';
 
 /** How a device was heard from: which protocol, from where, and for how long it promises to stay. */
 export interface DeviceContact {
@@ -52,9 +54,16 @@ export class DevicePresence {
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 5000;
   }
 
-  /** Endpoints named `key` in services of `type`, across accounts (a device logging in on a shared port); at most 10. */
-  findDevices(type: ServiceType, key: string): Promise<Endpoint[]> {
-    return this.#store.findDevices(type, key, 10);
+  /**
+   * Endpoints named `key` in services of `type` (a device logging in on a shared port); at most 10, all of
+   * one account. A key belongs to the account that used it first: new endpoints cannot take another
+   * account's key (`IOTB_ENDPOINT_KEY_IN_USE`), and where older data has such a clash the oldest endpoint's
+   * account keeps the device, so a later tenant can neither deny it nor receive it.
+   */
+  async findDevices(type: ServiceType, key: string): Promise<Endpoint[]> {
+    const found = await this.#store.findDevices(type, key, 10);
+    const owner = found[0]?.accountId;
+    return found.length > 1 ? found.filter((endpoint) => endpoint.accountId === owner) : found;
   }
 
   /** Creates an endpoint for a device first seen by an auto-provisioning service, and emits `on-create`. */
@@ -66,22 +75,38 @@ export class DevicePresence {
   }
 
   /**
-   * The device (re)connected or registered: `connected`, `remoteAddr` (and `lifetime`) status details,
-   * and `on-connect`. Returns the endpoint as now stored.
+   * The device (re)connected or registered: `connected`, `remoteAddr` (and `lifetime`) status details, the
+   * address sends go to, and `on-connect`. Returns the endpoint as now stored.
    */
   async connected(endpoint: Endpoint, contact: DeviceContact, data: JsonObject = {}): Promise<Endpoint> {
     const details: JsonObject = {};
     if (contact.remoteAddr !== undefined) details.remoteAddr = contact.remoteAddr;
     if (contact.lifetimeSeconds !== undefined) details.lifetime = contact.lifetimeSeconds;
     const updated = Object.keys(details).length > 0 ? await this.#patchDetails(endpoint, details) : endpoint;
-    const seen = await this.#record(updated, 'connected', contact.lifetimeSeconds);
-    await this.emit(seen, 'on-connect', { protocol: contact.protocol, ...details, ...data });
-    return seen;
+    return this.#connectedNow(updated, contact, { protocol: contact.protocol, ...details, ...data });
   }
 
   /** The device was heard from (a message, a keep-alive): it stays connected; no event. */
   async seen(endpoint: Endpoint, lifetimeSeconds?: number): Promise<Endpoint> {
-    return this.#record(endpoint, 'connected', lifetimeSeconds ?? lifetimeOf(endpoint));
+    return this.#record(endpoint, lifetimeSeconds ?? lifetimeOf(endpoint));
+  }
+
+  /**
+   * Where to send the device anything: the address it was last heard from on one of `protocols`, as
+   * recorded here — never the `remoteAddr` status detail. 409 `IOTB_DEVICE_ADDRESS_UNKNOWN` before it was
+   * heard from on those protocols (or after its address went to another device). One primary-key read.
+   */
+  async addressOf(endpoint: Endpoint, protocols: readonly ServiceType[]): Promise<{ host: string; port: number; remoteAddr: string }> {
+    const heard = await this.#store.heardFrom(endpoint.id);
+    const address = heard && (protocols as readonly string[]).includes(heard.protocol) ? parseRemoteAddr(heard.remoteAddr) : undefined;
+    if (!heard || !address) throw new AppError('IOTB_DEVICE_ADDRESS_UNKNOWN');
+    return { ...address, remoteAddr: heard.remoteAddr };
+  }
+
+  /** Another device now uses the device's address (SPEC: remoteAddr unset when re-used): nothing more is sent to it there. */
+  async addressReused(endpoint: Endpoint): Promise<void> {
+    await this.#store.forgetHeardFrom(endpoint.id);
+    await this.#patchDetails(endpoint, { remoteAddr: null });
   }
 
   /** Status details a protocol owns (e.g. `remoteAddr: null` when the address now belongs to another device). */
@@ -111,9 +136,9 @@ export class DevicePresence {
     const wanted: Record<string, string> = contact.remoteAddr === undefined ? details : { ...details, remoteAddr: contact.remoteAddr };
     const changed = Object.fromEntries(Object.entries(wanted).filter(([name, value]) => endpoint.statusDetails[name] !== value));
     const current = Object.keys(changed).length > 0 ? await this.#patchDetails(endpoint, changed) : endpoint;
-    if (current.state === 'connected') return this.seen(current, contact.lifetimeSeconds);
+    if (current.state === 'connected') return this.#record(current, contact.lifetimeSeconds ?? lifetimeOf(current), contact);
     const address = contact.remoteAddr === undefined ? {} : { remoteAddr: contact.remoteAddr };
-    return this.connected(current, { protocol: contact.protocol, lifetimeSeconds: contact.lifetimeSeconds }, address);
+    return this.#connectedNow(current, contact, { protocol: contact.protocol, ...address });
   }
 
   /** The device went away (closed its connection, de-registered, went silent): `unavailable` and `on-disconnect`. */
@@ -169,13 +194,21 @@ export class DevicePresence {
     }
   }
 
-  async #record(endpoint: Endpoint, state: 'connected', lifetimeSeconds: number | undefined): Promise<Endpoint> {
+  async #connectedNow(endpoint: Endpoint, contact: DeviceContact, data: JsonObject): Promise<Endpoint> {
+    const seen = await this.#record(endpoint, contact.lifetimeSeconds, contact);
+    await this.emit(seen, 'on-connect', data);
+    return seen;
+  }
+
+  /** Connected and seen now; with a contact address, that is where sends go from now on (the same write). */
+  async #record(endpoint: Endpoint, lifetimeSeconds: number | undefined, contact?: DeviceContact): Promise<Endpoint> {
     const now = Date.now();
     const silence = silenceAllowed(endpoint, lifetimeSeconds);
     const lastSeenAt = new Date(now).toISOString();
     const missingAfter = silence === undefined ? null : new Date(now + silence * 1000).toISOString();
-    await this.#store.setPresence(endpoint.id, { state, lastSeenAt, missingAfter });
-    return { ...endpoint, state, lastSeenAt };
+    const heardFrom: HeardFrom | undefined = contact?.remoteAddr === undefined ? undefined : { protocol: contact.protocol, remoteAddr: contact.remoteAddr };
+    await this.#store.setPresence(endpoint.id, { state: 'connected', lastSeenAt, missingAfter, heardFrom });
+    return { ...endpoint, state: 'connected', lastSeenAt };
   }
 
   /** Writes status details the platform sets (remoteAddr, lifetime, dateLastKeepAlive, …): one targeted update, not a full endpoint save. */

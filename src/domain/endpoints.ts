@@ -39,6 +39,19 @@ export interface PresenceChange {
   readonly lastSeenAt: string;
   /** When silence from now on makes the device missing; null: never (no lifetime and no secondsBeforeMissing). */
   readonly missingAfter: string | null;
+  /** Where the device was heard from now, when the protocol knows: replaces the recorded address. */
+  readonly heardFrom?: HeardFrom | undefined;
+}
+
+/**
+ * Where a device was last heard from, recorded by the device protocols alone (never by edits): the one
+ * address the service sends that device anything at. The `remoteAddr` status detail only reports it.
+ */
+export interface HeardFrom {
+  /** The service type whose server heard the device (`udp`, `coap`, `lwm2m`, …). */
+  readonly protocol: string;
+  /** `host:port` (IPv6 hosts in brackets). */
+  readonly remoteAddr: string;
 }
 
 /** Which endpoints a search, count or bulk update covers; all conditions must hold. */
@@ -78,9 +91,13 @@ export interface EndpointStore {
   setPasswordHash(endpointId: string, hash: string, updatedAt: string): Promise<void>;
   /** Removes the endpoint's device password hash; false when none was set. */
   deletePasswordHash(endpointId: string): Promise<boolean>;
-  /** Endpoints with this key in any account's services of `serviceType` (device log-in on a shared port). */
+  /** Endpoints with this key in any account's services of `serviceType` (device log-in on a shared port), oldest first. */
   findDevices(serviceType: string, key: string, limit: number): Promise<Endpoint[]>;
   setPresence(endpointId: string, change: PresenceChange): Promise<void>;
+  /** Where the device was last heard from (see `HeardFrom`); undefined before it was, or after `forgetHeardFrom`. */
+  heardFrom(endpointId: string): Promise<HeardFrom | undefined>;
+  /** Forgets the recorded address (another device now uses it). */
+  forgetHeardFrom(endpointId: string): Promise<void>;
   /** Merges platform-set status details (RFC 7396) into the stored ones in one short transaction; returns the result. */
   mergeStatusDetails(endpointId: string, details: JsonObject, updatedAt: string): Promise<JsonObject | undefined>;
   /** Connected endpoints whose `missingAfter` is before `now`, oldest first. */
@@ -124,6 +141,15 @@ const NAMED_STATUS_DETAILS: Record<string, (value: unknown) => boolean> = {
   secondsBeforeMissing: (value) => Number.isInteger(value) && (value as number) >= 0,
 };
 
+/**
+ * Status details only the device protocols write (SPEC: set on registration, keep-alive, each message):
+ * they report what a device did, so the API and scripts may read them but not set, change or remove them.
+ * `remoteAddr` once decided where `udp.send` went (a tenant could aim the service at any address); sends now
+ * use the address presence records apart from the status details, and this keeps the report truthful too.
+ * `secondsBeforeMissing` is the user's setting and stays writable.
+ */
+const PLATFORM_STATUS_DETAILS = ['remoteAddr', 'lifetime', 'dateLastKeepAlive'] as const;
+
 /** Whether a device password is set (`GET /endpoints/{ref}/credentials`); the password and its hash never leave the domain. */
 export interface EndpointCredentials {
   readonly passwordSet: boolean;
@@ -164,7 +190,7 @@ export class Endpoints {
       serviceId: input.serviceId,
       accountId: scope.accountId,
       tags: checkedTags(input.tags ?? []),
-      statusDetails: checkedStatusDetails(input.statusDetails ?? {}),
+      statusDetails: checkedStatusDetails(replacedDetails({}, input.statusDetails ?? {})),
       parameters: input.parameters ?? {},
       trace: input.trace ?? false,
       createdAt: now,
@@ -216,7 +242,7 @@ export class Endpoints {
       key: input.key,
       serviceId: input.serviceId,
       tags: checkedTags(input.tags ?? []),
-      statusDetails: checkedStatusDetails(input.statusDetails ?? {}),
+      statusDetails: checkedStatusDetails(replacedDetails(current.statusDetails, input.statusDetails ?? {})),
       parameters: input.parameters ?? {},
       trace: input.trace ?? false,
     });
@@ -231,7 +257,7 @@ export class Endpoints {
       key: patch.key ?? current.key,
       serviceId: patch.serviceId ?? current.serviceId,
       tags,
-      statusDetails: patch.statusDetails ? checkedStatusDetails(mergePatch(current.statusDetails, patch.statusDetails)) : current.statusDetails,
+      statusDetails: patch.statusDetails ? checkedStatusDetails(mergePatch(current.statusDetails, unchangedPlatformDetails(current.statusDetails, patch.statusDetails))) : current.statusDetails,
       parameters: patch.parameters ? mergePatch(current.parameters, patch.parameters) : current.parameters,
       trace: patch.trace ?? current.trace,
     });
@@ -366,6 +392,33 @@ function checkedDevicePassword(password: string): void {
   if (length < PASSWORD_MIN_LENGTH || length > DEVICE_PASSWORD_MAX_LENGTH) {
     throw new AppError('IOTB_REQUEST_VALIDATION', `A device password has ${PASSWORD_MIN_LENGTH} to ${DEVICE_PASSWORD_MAX_LENGTH} characters`);
   }
+}
+
+/**
+ * A client's status-detail patch, refused (400 `IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY`) when it would set,
+ * change or remove a platform-written detail. Sending back the value the endpoint has is no change: a
+ * client may PATCH or PUT what it read.
+ */
+function unchangedPlatformDetails(current: JsonObject, patch: JsonObject): JsonObject {
+  for (const name of PLATFORM_STATUS_DETAILS) {
+    const value = patch[name];
+    if (value === undefined || value === current[name] || (value === null && current[name] === undefined)) continue;
+    throw new AppError('IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY', `Status detail ${name} is written by the platform only; it cannot be set, changed or removed`, {
+      statusDetail: name,
+    });
+  }
+  return patch;
+}
+
+/** A replacement (POST, PUT) of a client's status details: platform-written ones are kept as they are, never taken from the request. */
+function replacedDetails(current: JsonObject, requested: JsonObject): JsonObject {
+  unchangedPlatformDetails(current, requested);
+  const details = { ...requested };
+  for (const name of PLATFORM_STATUS_DETAILS) {
+    if (current[name] === undefined) delete details[name];
+    else details[name] = current[name];
+  }
+  return details;
 }
 
 function checkedStatusDetails(details: JsonObject): JsonObject {

@@ -21,9 +21,12 @@ export interface UserRecord extends User {
 }
 
 export interface UserStore {
-  /** Throws `IOTB_USER_EMAIL_TAKEN` when the email is in use. */
+  /** Throws `IOTB_USER_EMAIL_TAKEN` when the email is in use in the user's account. */
   insert(user: UserRecord): Promise<void>;
-  findByEmail(email: string): Promise<UserRecord | undefined>;
+  /** The account's user with this (normalised) email. */
+  findByEmail(accountId: string, email: string): Promise<UserRecord | undefined>;
+  /** Users of every account with this (normalised) email, oldest first (created, then id), at most `limit`. */
+  listByEmail(email: string, limit: number): Promise<UserRecord[]>;
   get(accountId: string, id: string): Promise<UserRecord | undefined>;
   list(accountId: string, page: PageRequest): Promise<Page<UserRecord>>;
   update(id: string, changes: { name?: string; passwordHash?: string; updatedAt: string }): Promise<void>;
@@ -39,6 +42,12 @@ export interface UserInput {
 }
 
 export const PASSWORD_MIN_LENGTH = 8;
+
+/**
+ * A sign-in without `accountId` checks the password against at most this many users with the email (the
+ * oldest first): each check is one scrypt. Users past them sign in with `accountId`.
+ */
+export const LOGIN_CANDIDATES_MAX = 10;
 
 /** People who sign in with email and password and get a `UT:` user token. */
 export class Users {
@@ -62,9 +71,13 @@ export class Users {
     return this.#insert(scope.accountId, { ...input, superAdmin });
   }
 
-  /** Creates the first user of the root account from configuration, unless that email exists. */
+  /**
+   * Creates the first user of the root account from configuration, unless the root account has a user with
+   * that email. Other accounts' users are not looked at: a tenant's user with the same email neither
+   * stops nor becomes the Super-Admin.
+   */
   async ensure(rootAccountId: string, email: string, password: string): Promise<boolean> {
-    if (await this.#store.findByEmail(normaliseEmail(email))) return false;
+    if (await this.#store.findByEmail(rootAccountId, normaliseEmail(email))) return false;
     await this.#insert(rootAccountId, { email, password, name: 'Administrator', superAdmin: true });
     return true;
   }
@@ -98,16 +111,28 @@ export class Users {
   }
 
   /**
-   * Checks the password and issues a user token. The same 401 for an unknown email and a wrong password; 429
-   * (without a check) after too many failures for the email from `address`, or from `address` at all.
+   * Checks the password and issues a user token. An email is unique per account only: with `accountId`, that
+   * account's user alone is checked; without, the users with the email in any account, oldest first (at most
+   * {@link LOGIN_CANDIDATES_MAX}), and the first whose password matches signs in.
+   *
+   * The same 401 for an unknown email, an unknown or unrelated account and a wrong password; when no user is
+   * checked, one check against a dummy hash takes its place, so an unknown email costs what a known one does.
+   * A wrong password costs one check per user with the email (that many scrypts are needed to know that none
+   * matches), so its time still grows with how many accounts use the email, up to the cap; with `accountId` it
+   * is one check. 429 (without a check) after too many failures for the email from `address`, or from
+   * `address` at all: the email is the throttle's key with or without `accountId`, so naming accounts does not
+   * buy more guesses.
    */
-  async login(email: string, password: string, address: string): Promise<IssuedToken> {
+  async login(email: string, password: string, address: string, accountId?: string): Promise<IssuedToken> {
     const normalised = normaliseEmail(email);
     const retryAfterMs = this.#throttle.retryAfter(address, normalised);
     if (retryAfterMs > 0) throw new AppError('IOTB_AUTH_LOGIN_THROTTLED', undefined, { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) });
-    const user = await this.#store.findByEmail(normalised);
-    const valid = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-    if (!user || !valid) {
+    const candidates =
+      accountId === undefined
+        ? await this.#store.listByEmail(normalised, LOGIN_CANDIDATES_MAX)
+        : [await this.#store.findByEmail(accountId, normalised)].filter((user): user is UserRecord => user !== undefined);
+    const user = await firstMatching(candidates, password);
+    if (!user) {
       this.#throttle.failed(address, normalised);
       throw new AppError('IOTB_AUTH_LOGIN_FAILED');
     }
@@ -145,6 +170,18 @@ export class Users {
     if (!user) throw new AppError('IOTB_USER_NOT_FOUND');
     return user;
   }
+}
+
+/** The first user (in the order given) whose password this is; with none to check, one dummy check instead. */
+async function firstMatching(candidates: readonly UserRecord[], password: string): Promise<UserRecord | undefined> {
+  if (candidates.length === 0) {
+    await verifyPassword(password, DUMMY_PASSWORD_HASH);
+    return undefined;
+  }
+  for (const candidate of candidates) {
+    if (await verifyPassword(password, candidate.passwordHash)) return candidate;
+  }
+  return undefined;
 }
 
 function checkedPassword(password: string): string {

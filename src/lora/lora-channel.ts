@@ -3,6 +3,7 @@ import type { Endpoint } from '../domain/endpoints.js';
 import type { Scope } from '../domain/scope.js';
 import { AppError } from '../errors.js';
 import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
+import type { OutboundResponse } from '../devices/outbound-http.js';
 import { loraOptions, type LoraOptions } from './lora-options.js';
 
 export const TTS_PRIORITIES = ['LOWEST', 'LOW', 'BELOW_NORMAL', 'NORMAL', 'ABOVE_NORMAL', 'HIGH', 'HIGHEST'] as const;
@@ -46,7 +47,10 @@ export class LoraService implements DeviceServer, LoraChannel {
   constructor(context: DeviceServerContext) {
     this.#context = context;
     this.#logger = context.logger.child({ server: 'lora' });
-    context.domain.services.checkOptions('lora', (options) => void loraOptions(options));
+    context.domain.services.checkOptions('lora', (options) => {
+      const { apiUrl } = loraOptions(options);
+      if (apiUrl !== undefined) context.outbound.checkUrl(apiUrl);
+    });
     context.channels.lora = this;
   }
 
@@ -69,20 +73,16 @@ export class LoraService implements DeviceServer, LoraChannel {
   }
 
   async #post(request: NetworkRequest, settings: LoraOptions, endpoint: Endpoint): Promise<unknown> {
-    let response: Response;
+    let response: OutboundResponse;
     try {
-      response = await fetch(request.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', ...request.headers },
-        body: JSON.stringify(request.body),
-        signal: AbortSignal.timeout(DOWNLINK_TIMEOUT_MS),
-      });
+      response = await this.#context.outbound.postJson(request.url, request.headers, request.body, DOWNLINK_TIMEOUT_MS);
     } catch (error) {
+      if (error instanceof AppError) throw error;
       this.#logger.warn({ err: error, endpointId: endpoint.id, network: settings.networkServer }, 'LoRa downlink: network server unreachable');
       throw new AppError('IOTB_LORA_DOWNLINK_FAILED', `The network server is unreachable: ${(error as Error).message}`);
     }
-    const text = await response.text();
-    if (!response.ok) {
+    const { text } = response;
+    if (response.status < 200 || response.status > 299) {
       this.#logger.warn({ endpointId: endpoint.id, network: settings.networkServer, status: response.status }, 'LoRa downlink refused by the network server');
       throw new AppError('IOTB_LORA_DOWNLINK_FAILED', `The network server answered ${response.status}`, { status: response.status, body: text.slice(0, 500) });
     }

@@ -212,6 +212,7 @@ export class DeviceManagement {
     try {
       response = await this.#server.send(registration, coapRequest, { timeoutMs: request.timeoutMs, onExchange: () => exchanges++ });
     } catch (error) {
+      if (error instanceof AppError) throw error; // refused before sending (IOTB_DEVICE_ADDRESS_REFUSED)
       this.#logger.debug({ err: error, endpointId: endpoint.id, operation: request.operation }, 'LwM2M request got no answer');
       throw new AppError('IOTB_LWM2M_TIMEOUT', undefined, { timeoutMs: request.timeoutMs });
     }
@@ -380,6 +381,7 @@ export class DeviceManagement {
         },
       );
     } catch (error) {
+      if (error instanceof AppError) throw error; // refused before sending (IOTB_DEVICE_ADDRESS_REFUSED)
       this.#logger.debug({ err: error, endpointId: endpoint.id, operation: 'observe' }, 'LwM2M request got no answer');
       throw new AppError('IOTB_LWM2M_TIMEOUT', undefined, { timeoutMs: request.timeoutMs });
     }

@@ -9,7 +9,7 @@ import { Lwm2mServer } from './server.js';
  * `channels.lwm2m`) and plain CoAP devices (`coap-request` events, `channels.coap`) on one UDP port.
  */
 export function lwm2mServer(context: DeviceServerContext): DeviceServer {
-  const { config, logger, presence, objects, domain } = context;
+  const { config, logger, presence, objects, domain, sendGuard, sendCaps } = context;
   const servicesOf = (type: 'lwm2m' | 'coap') => {
     const directory = new ServiceDirectory(domain.services, type, () => undefined, logger);
     return async () => (await directory.all()).map((entry) => entry.service);
@@ -24,6 +24,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     presence,
     objects,
     lwm2mServices: servicesOf('lwm2m'),
+    sendGuard,
     otherRequests: (request, peer) => late.plain!.handle(request, peer),
   });
   const plain = new PlainCoap({
@@ -33,6 +34,8 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     logger,
     coapServices: servicesOf('coap'),
     registeredPeer: (endpointId) => server.registrationOf(endpointId)?.peer,
+    sendGuard,
+    sendCaps,
   });
   context.channels.lwm2m = new DeviceManagement({ server, presence, objects, logger });
   late.plain = plain;

@@ -15,7 +15,9 @@ import {
   type Peer,
 } from '../coap/index.js';
 import type { DevicePresence } from '../devices/presence.js';
-import { parseRemoteAddr, payloadFields } from '../devices/payload.js';
+import { payloadFields } from '../devices/payload.js';
+import type { SendCaps } from '../devices/send-caps.js';
+import type { SendGuard } from '../devices/send-guard.js';
 import type { Domain } from '../domain/domain.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import type { Scope } from '../domain/scope.js';
@@ -41,7 +43,10 @@ export interface OutgoingCoapRequest {
 
 /** What scripts reach through `context.devices.coap` (the `coap` namespace). */
 export interface CoapChannel {
-  /** Sends a CoAP request to the device (its registration, else its last `remoteAddr`); resolves with its answer. */
+  /**
+   * Sends a CoAP request to the device (its LwM2M registration's address, else the address it was last heard
+   * from over CoAP); resolves with its answer. Errors as `udp.send`'s.
+   */
   send(scope: Scope, ref: string, request: OutgoingCoapRequest): Promise<{ code: string; payload: string; payloadBase64: string; text?: string }>;
   /** Sends a notification to every observer the device registered on `path` of this server; resolves with how many. */
   notify(scope: Scope, ref: string, path: string, payload: Buffer, contentFormat: number | undefined): Promise<{ notified: number }>;
@@ -53,8 +58,10 @@ export interface PlainCoapOptions {
   readonly presence: DevicePresence;
   readonly logger: Logger;
   readonly coapServices: () => Promise<readonly Service[]>;
-  /** The peer of an LwM2M device's live registration (preferred over `remoteAddr`). */
+  /** The peer of an LwM2M device's live registration (preferred over the recorded address). */
   readonly registeredPeer: (endpointId: string) => Peer | undefined;
+  readonly sendGuard: SendGuard;
+  readonly sendCaps: SendCaps;
 }
 
 /**
@@ -105,9 +112,10 @@ export class PlainCoap implements CoapChannel {
 
   async send(scope: Scope, ref: string, request: OutgoingCoapRequest): Promise<{ code: string; payload: string; payloadBase64: string; text?: string }> {
     const endpoint = await this.#options.domain.endpoints.get(scope, ref);
-    const peer = this.#peerOf(endpoint);
     const code = METHOD_CODES[request.method.toUpperCase()];
     if (!code) throw new AppError('IOTB_REQUEST_VALIDATION', `method must be one of ${Object.keys(METHOD_CODES).join(', ')}`);
+    const peer = await this.#peerOf(endpoint);
+    this.#options.sendCaps.take(endpoint, request.payload.length);
     const options = [...uriPathOptions(request.path), ...(request.contentFormat === undefined ? [] : [option(OptionNumber.ContentFormat, request.contentFormat)])];
     let response: CoapMessage;
     try {
@@ -120,21 +128,25 @@ export class PlainCoap implements CoapChannel {
 
   async notify(scope: Scope, ref: string, path: string, payload: Buffer, format: number | undefined) {
     const endpoint = await this.#options.domain.endpoints.get(scope, ref);
-    const peer = this.#peerOf(endpoint);
+    const peer = await this.#peerOf(endpoint);
     const normalised = `/${path.split('/').filter(Boolean).join('/')}`;
     const viaKeyPath = `/d/${encodeURIComponent(endpoint.key)}${normalised === '/' ? '' : normalised}`;
     const observers = this.#options.coap.observers({ peer }).filter((o) => o.path === normalised || o.path === viaKeyPath);
     const response: CoapResponse = { code: '2.05', payload, ...(format === undefined ? {} : { options: [option(OptionNumber.ContentFormat, format)] }) };
+    if (observers.length > 0) this.#options.sendCaps.take(endpoint, payload.length * observers.length, observers.length);
     for (const observer of observers) await this.#options.coap.notify(observer, response);
     return { notified: observers.length };
   }
 
-  #peerOf(endpoint: Endpoint): Peer {
-    const registered = this.#options.registeredPeer(endpoint.id);
-    if (registered) return registered;
-    const address = parseRemoteAddr(endpoint.statusDetails.remoteAddr);
-    if (!address) throw new AppError('IOTB_DEVICE_ADDRESS_UNKNOWN');
-    return { address: address.host, port: address.port };
+  /** Where the device is: its live LwM2M registration, else where it was last heard from over CoAP (plain or LwM2M); the guard has the last word. */
+  async #peerOf(endpoint: Endpoint): Promise<Peer> {
+    let peer = this.#options.registeredPeer(endpoint.id);
+    if (!peer) {
+      const heard = await this.#options.presence.addressOf(endpoint, ['coap', 'lwm2m']);
+      peer = { address: heard.host, port: heard.port };
+    }
+    this.#options.sendGuard.check(peer.address, peer.port);
+    return peer;
   }
 
   async #deviceFor(key: string): Promise<{ endpoint: Endpoint; service: Service } | undefined> {
@@ -153,13 +165,17 @@ export class PlainCoap implements CoapChannel {
   }
 }
 
-/** The device key (`?ep=` or `/d/<key>/…`) and the path the event reports. */
+/**
+ * The device key (`?ep=` or `/d/<key>/…`) and the path the event reports. Option values are taken as they
+ * are: a client percent-decodes a URI when it splits it into options (RFC 7252, 6.4), so decoding again
+ * would change a key holding `%` (and failed, 5.00, on one that is not valid percent-encoding).
+ */
 function deviceOf(request: CoapMessage): { key: string | undefined; path: string } {
   const path = uriPath(request);
   const ep = uriQuery(request).find((q) => q.startsWith('ep='))?.slice(3);
-  if (ep) return { key: decodeURIComponent(ep), path };
+  if (ep) return { key: ep, path };
   const match = /^\/d\/([^/]+)(\/.*)?$/.exec(path);
-  return match ? { key: decodeURIComponent(match[1]!), path: match[2] ?? '/' } : { key: undefined, path };
+  return match ? { key: match[1]!, path: match[2] ?? '/' } : { key: undefined, path };
 }
 
 /**

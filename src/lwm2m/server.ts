@@ -18,6 +18,8 @@ import {
 import { ConfigError, ENV_NAMES } from '../config.js';
 import type { DeviceServer } from '../devices/device-server.js';
 import type { DevicePresence } from '../devices/presence.js';
+import type { SendGuard } from '../devices/send-guard.js';
+import { ThrottledLog } from '../devices/throttled-log.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import type { Service } from '../domain/services.js';
 import { CodecError, decode } from './codecs/index.js';
@@ -42,6 +44,8 @@ export interface Lwm2mServerOptions {
   readonly objects: ObjectRegistry;
   /** The LwM2M services across accounts (auto-provisioning, `forceQueueMode`, keep-alive mode). */
   readonly lwm2mServices: () => Promise<readonly Service[]>;
+  /** Refuses requests to a registration address no device can have (a spoofed Register from a broadcast or own port). */
+  readonly sendGuard?: SendGuard | undefined;
   /**
    * How long a device in queue mode stays reachable after it was last heard from (Core 6.5 / Transport
    * 6.3.1: the client listens for at least MAX_TRANSMIT_WAIT, 93 s, after sending). Default 93 000 ms.
@@ -63,6 +67,8 @@ export class Lwm2mServer implements DeviceServer {
   readonly name = 'coap';
   readonly #options: Lwm2mServerOptions;
   readonly #logger: Logger;
+  /** Refused registrations: any peer can cause them, so they are logged sparingly. */
+  readonly #refusals: ThrottledLog;
   readonly #coap: CoapEndpoint;
   readonly #registrations = new Map<string, Registration>();
   readonly #byEndpoint = new Map<string, string>();
@@ -75,6 +81,7 @@ export class Lwm2mServer implements DeviceServer {
   constructor(options: Lwm2mServerOptions) {
     this.#options = options;
     this.#logger = options.logger.child({ server: 'lwm2m' });
+    this.#refusals = new ThrottledLog(this.#logger);
     this.#coap = new CoapEndpoint({ host: options.host, port: options.port, logger: this.#logger, ...options.coap });
     this.#coap.onRequest((request, peer) => this.#handle(request, peer));
     this.#coap.onPing((peer) => void this.#onPing(peer));
@@ -128,6 +135,7 @@ export class Lwm2mServer implements DeviceServer {
 
   /** Sends a device management request to a registered device; resolves with its response (any code). */
   async send(registration: Registration, request: Parameters<CoapEndpoint['request']>[1], options: { timeoutMs: number; onExchange?: () => void }): Promise<CoapMessage> {
+    this.#options.sendGuard?.check(registration.peer.address, registration.peer.port);
     const maxMessageSize = await this.#maxMessageSize(registration);
     // A smaller message size than the default also bounds what the device sends back: RFC 7959 2.4 early
     // negotiation, Block2 0/0/<size> on the request.
@@ -153,7 +161,8 @@ export class Lwm2mServer implements DeviceServer {
   }
 
   /** Observes a resource of a registered device (RFC 7641): resolves with the first response and the observation. */
-  observe(registration: Registration, request: Parameters<CoapEndpoint['request']>[1], onNotification: (notification: CoapMessage) => void, options: { timeoutMs: number; onEnd?: ObserveOptions['onEnd'] }): Promise<Observation> {
+  async observe(registration: Registration, request: Parameters<CoapEndpoint['request']>[1], onNotification: (notification: CoapMessage) => void, options: { timeoutMs: number; onEnd?: ObserveOptions['onEnd'] }): Promise<Observation> {
+    this.#options.sendGuard?.check(registration.peer.address, registration.peer.port);
     return this.#coap.observe(registration.peer, request, onNotification, { timeout: options.timeoutMs, ...(options.onEnd && { onEnd: options.onEnd }) });
   }
 
@@ -199,8 +208,9 @@ export class Lwm2mServer implements DeviceServer {
     const params = parseRegister(uriQuery(request), request.payload);
     const found = await this.#deviceFor(params.endpointName);
     if (found.kind === 'refused') {
-      this.#logger.info({ ep: params.endpointName, peer: formatPeer(peer), why: found.why }, 'LwM2M registration refused');
-      return { code: '4.03', payload: found.why };
+      this.#refusals.info(found.why, { ep: params.endpointName, peer: formatPeer(peer), why: found.why }, 'LwM2M registration refused');
+      // The same answer whatever the reason: an unauthenticated peer learns nothing of which names exist.
+      return { code: '4.03', payload: 'registration refused' };
     }
     const { endpoint, service } = found;
     // A new registration replaces the device's old one (Core 6.2.1).
@@ -352,7 +362,7 @@ export class Lwm2mServer implements DeviceServer {
     if (displaced && displaced.endpointId !== registration.endpointId) {
       this.#forget(displaced);
       void this.#endpointOf(displaced)
-        .then((endpoint) => endpoint && this.#options.presence.setDetails(endpoint, { remoteAddr: null }))
+        .then((endpoint) => endpoint && this.#options.presence.addressReused(endpoint))
         .catch((error: unknown) => this.#logger.warn({ err: error, endpointId: displaced.endpointId }, 'could not unset a re-used remoteAddr'));
     }
     this.#byPeer.set(key, registration.id);

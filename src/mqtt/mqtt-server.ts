@@ -14,12 +14,13 @@ import { AppError } from '../errors.js';
 import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
 import { listenStream } from '../devices/listen.js';
 import { LoginThrottle } from '../domain/login-throttle.js';
+import { ThrottledLog } from '../devices/throttled-log.js';
 import { payloadFields, remoteAddress } from '../devices/payload.js';
 import { ServiceDirectory, type Configured } from '../devices/service-directory.js';
 import { DurablePersistence } from './durable-persistence.js';
 import { mqttOptions, type MqttOptions } from './mqtt-options.js';
 import { Mqtt5Adapter, mqtt5Session, REASON, SESSION_NEVER_EXPIRES, type Mqtt5Session, type PublicationProperties } from './mqtt5-adapter.js';
-import { PacketGuard } from './packet-guard.js';
+import { PacketGuard, PacketViolation } from './packet-guard.js';
 import { MqttSessionStore } from './session-store.js';
 import { mayPublish, maySubscribe, spaceFilter, topicSpace, type TopicSpace } from './topic-space.js';
 
@@ -115,6 +116,8 @@ export class MqttServer implements DeviceServer, MqttChannel {
   readonly #work = new Map<string, Promise<void>>();
   readonly #servers: net.Server[] = [];
   readonly #throttle = new LoginThrottle();
+  /** Refused log-ins and closed connections: anyone can cause them, so they are logged sparingly. */
+  readonly #refusals: ThrottledLog;
   /** Session ends being stored (MQTT 5 expiry); stop() waits for them. */
   readonly #background = new Set<Promise<void>>();
   #stopping = false;
@@ -122,6 +125,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
   constructor(context: DeviceServerContext) {
     this.#context = context;
     this.#logger = context.logger.child({ server: 'mqtt' });
+    this.#refusals = new ThrottledLog(this.#logger);
     context.domain.services.checkOptions('mqtt', (options) => void mqttOptions(options));
     this.#directory = new ServiceDirectory(context.domain.services, 'mqtt', (service) => mqttOptions(service.options), this.#logger);
     this.#store = new MqttSessionStore(context.database.db);
@@ -221,7 +225,10 @@ export class MqttServer implements DeviceServer, MqttChannel {
     const guard = new PacketGuard(stream, this.#context.config.mqttMaxPacketBytes);
     this.#connections.add(guard);
     guard.on('close', () => this.#connections.delete(guard));
-    guard.on('error', (error) => this.#logger.info({ remoteAddr, reason: error.message }, `MQTT connection closed: ${error.message}`));
+    guard.on('error', (error) => {
+      const reason = error instanceof PacketViolation ? error.kind : ((error as NodeJS.ErrnoException).code ?? 'error');
+      this.#refusals.info(`closed ${reason}`, { remoteAddr, detail: error.message }, `MQTT connection closed: ${error.message}`);
+    });
     const timer = setTimeout(() => guard.destroy(new Error(`no CONNECT within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
     let connect: IConnectPacket | undefined;
     guard
@@ -234,7 +241,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
           // [MQTT-3.1.2-2]: a protocol level this service does not speak is answered, not just dropped.
           const level = unservedProtocolLevel(bytes);
           if (level === undefined) return void guard.destroy(new Error('malformed CONNECT'));
-          this.#logger.info({ remoteAddr, level }, `MQTT log-in refused: protocol level ${level} (MQTT 3.1, 3.1.1 and 5 are served)`);
+          this.#refusals.info('login protocol level', { remoteAddr, level }, `MQTT log-in refused: protocol level ${level} (MQTT 3.1, 3.1.1 and 5 are served)`);
           return refuse(guard, undefined, { code: REFUSAL.unacceptableProtocol, reason: `protocol level ${level}` });
         }
         const decision = await this.#login(connect, { host, remoteAddr });
@@ -265,7 +272,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
         guard.release();
       })
       .catch((error: unknown) => {
-        if (error instanceof AppError && error.code === 'IOTB_AUTH_BUSY') this.#logger.warn({ remoteAddr }, 'MQTT log-in refused: too many password checks waiting');
+        if (error instanceof AppError && error.code === 'IOTB_AUTH_BUSY') this.#refusals.info('login busy', { remoteAddr }, 'MQTT log-in refused: too many password checks waiting');
         else this.#logger.error({ err: error, remoteAddr }, 'MQTT log-in failed; closing the connection');
         refuse(guard, connect, { code: REFUSAL.serverUnavailable, reason: 'the service could not check the log-in' });
       });
@@ -274,7 +281,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
   /** The device a CONNECT names, or why it is refused (docs/mqtt.md "Logging in"). */
   async #login(connect: IConnectPacket, { host, remoteAddr }: { host: string; remoteAddr: string }): Promise<Login | Refusal> {
     const refused = (code: Refusal['code'], reason: string, detail: Record<string, unknown> = {}): Refusal => {
-      this.#logger.info({ remoteAddr, username: connect.username, clientId: connect.clientId, code: connect.protocolVersion === 5 ? code.v5 : code.v3, ...detail }, `MQTT log-in refused: ${reason}`);
+      this.#refusals.info(`login ${code.v5}`, { remoteAddr, username: connect.username, clientId: connect.clientId, code: connect.protocolVersion === 5 ? code.v5 : code.v3, ...detail }, `MQTT log-in refused: ${reason}`);
       return { code, reason };
     };
     const version = connect.protocolVersion;

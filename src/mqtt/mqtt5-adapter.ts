@@ -125,9 +125,10 @@ export class Mqtt5Adapter extends Duplex {
     super({ allowHalfOpen: false });
     this.#device = device;
     this.#options = options;
-    this.#fromDevice.on('packet', (packet) => this.#receive(packet));
+    // A packet that cannot be translated closes its connection; nothing thrown here may reach the process.
+    this.#fromDevice.on('packet', (packet) => this.#guarded(() => this.#receive(packet)));
     this.#fromDevice.on('error', (error: Error) => this.#disconnect(REASON.malformedPacket, error.message));
-    this.#fromBroker.on('packet', (packet) => this.#send(packet));
+    this.#fromBroker.on('packet', (packet) => this.#guarded(() => this.#send(packet)));
     device.farewell = (violation) => this.#farewell(violation);
     device.on('data', (chunk: Buffer) => this.#fromDevice.parse(chunk));
     device.on('end', () => this.#endBrokerSide());
@@ -212,11 +213,15 @@ export class Mqtt5Adapter extends Duplex {
       case 'pubcomp':
         return this.#toBroker({ cmd: packet.cmd, messageId: packet.messageId });
       case 'subscribe':
+        // [MQTT-3.8.3-2]: "A SUBSCRIBE packet with no Payload is a Protocol Error".
+        if (packet.subscriptions.length === 0) return this.#disconnect(REASON.protocolError, 'SUBSCRIBE without topic filters');
         if (packet.properties?.subscriptionIdentifier !== undefined) return this.#disconnect(REASON.subscriptionIdentifiersNotSupported, 'subscription identifiers are not supported');
         this.#subscribing.set(packet.messageId ?? 0, packet.subscriptions.map((s) => s.topic));
         // No Local, Retain As Published and Retain Handling have no 3.1.1 form (docs/mqtt.md).
         return this.#toBroker({ cmd: 'subscribe', messageId: packet.messageId, subscriptions: packet.subscriptions.map((s) => ({ topic: s.topic, qos: s.qos })) });
       case 'unsubscribe':
+        // [MQTT-3.10.3-2]: an UNSUBSCRIBE packet with no Payload is a Protocol Error.
+        if (packet.unsubscriptions.length === 0) return this.#disconnect(REASON.protocolError, 'UNSUBSCRIBE without topic filters');
         this.#unsubscribing.set(packet.messageId ?? 0, packet.unsubscriptions.length);
         return this.#toBroker({ cmd: 'unsubscribe', messageId: packet.messageId, unsubscriptions: packet.unsubscriptions });
       case 'pingreq':
@@ -340,6 +345,14 @@ export class Mqtt5Adapter extends Duplex {
       }
       default:
         return this.#toDevice(packet);
+    }
+  }
+
+  #guarded(handle: () => void): void {
+    try {
+      handle();
+    } catch (error) {
+      this.#disconnect(REASON.unspecifiedError, `packet not translated: ${(error as Error).message}`);
     }
   }
 

@@ -2,11 +2,13 @@ import { Duplex } from 'node:stream';
 
 /** MQTT control packet types (fixed header, high nibble). */
 const CONNECT = 1;
+const SUBSCRIBE = 8;
+const UNSUBSCRIBE = 10;
 
 /** Why a connection is closed before the broker reads a byte of the offending packet. */
 export class PacketViolation extends Error {
   constructor(
-    readonly kind: 'not-connect-first' | 'second-connect' | 'malformed-length' | 'too-large',
+    readonly kind: 'not-connect-first' | 'second-connect' | 'malformed-length' | 'too-large' | 'no-topic-filters',
     message: string,
   ) {
     super(message);
@@ -29,6 +31,7 @@ export class PacketGuard extends Duplex {
   #length = 0;
   #lengthBytes = 0;
   #remaining = 0;
+  #type = 0;
   #packets = 0;
   /** Bytes received before `release()`; the first packet is its head. */
   #held: Buffer[] = [];
@@ -154,6 +157,7 @@ export class PacketGuard extends Duplex {
         if (this.#packets === 0 && type !== CONNECT) throw new PacketViolation('not-connect-first', 'the first packet is not CONNECT');
         if (this.#packets > 0 && type === CONNECT) throw new PacketViolation('second-connect', 'a second CONNECT');
         this.#packets++;
+        this.#type = type;
         this.#state = 'length';
         this.#length = 0;
         this.#lengthBytes = 0;
@@ -165,6 +169,11 @@ export class PacketGuard extends Duplex {
           continue;
         }
         if (this.#length > this.#maxPacketBytes) throw new PacketViolation('too-large', `a packet of ${this.#length} bytes, over the ${this.#maxPacketBytes}-byte limit`);
+        // [MQTT-3.8.3-3] / [MQTT-3.10.3-2]: a packet identifier alone carries no topic filter (MQTT 5 adds a
+        // property length byte, so its empty lists are caught after parsing, in Mqtt5Adapter).
+        if ((this.#type === SUBSCRIBE || this.#type === UNSUBSCRIBE) && this.#length <= 2) {
+          throw new PacketViolation('no-topic-filters', `${this.#type === SUBSCRIBE ? 'SUBSCRIBE' : 'UNSUBSCRIBE'} without topic filters`);
+        }
         this.#remaining = this.#length;
         this.#state = this.#remaining === 0 ? 'header' : 'body';
         if (this.#remaining === 0) this.#packetEnds(index);

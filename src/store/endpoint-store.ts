@@ -7,11 +7,13 @@ import {
   type EndpointSort,
   type EndpointStore,
   type EndpointState,
+  type HeardFrom,
   type JsonObject,
   type PresenceChange,
 } from '../domain/endpoints.js';
 import type { PageRequest } from '../domain/pagination.js';
 import { AppError } from '../errors.js';
+import type { DialectName } from './database.js';
 import { fromJson, toJson, type EndpointsTable, type Schema } from './schema.js';
 import { isUniqueViolation, pageOf, precompiled, startsWith, toIso, toMs } from './sql.js';
 
@@ -19,23 +21,36 @@ const SORT_COLUMNS = { key: 'key', createdAt: 'created_at', updatedAt: 'updated_
 
 type EndpointQuery = SelectQueryBuilder<Schema, 'endpoints', object>;
 
+/**
+ * Service types whose devices name themselves by key on a port every account shares: a key there belongs
+ * to one account (docs/security.md "Endpoint keys"). LoRa devices come through their own service's webhook.
+ */
+const SHARED_PORT_TYPES = ['lwm2m', 'coap', 'mqtt', 'udp', 'tcp'];
+
 export class SqlEndpointStore implements EndpointStore {
   readonly #db: Kysely<Schema>;
   // The look-ups behind every `/endpoints/{id | k.key}` request, compiled once.
   readonly #byId;
   readonly #byKey;
   readonly #byServiceKey;
+  // Read before every send to a device (udp.send, coap.send): compiled once.
+  readonly #heardFrom;
 
-  constructor(db: Kysely<Schema>) {
+  readonly #dialect: DialectName;
+
+  constructor(db: Kysely<Schema>, dialect: DialectName) {
     this.#db = db;
+    this.#dialect = dialect;
     const endpoints = db.selectFrom('endpoints').selectAll().where('account_id', '=', '');
     this.#byId = precompiled(db, endpoints.where('id', '=', ''));
     this.#byKey = precompiled(db, endpoints.where('key', '=', '').limit(1));
     this.#byServiceKey = precompiled(db, endpoints.where('key', '=', '').where('service_id', '=', '').limit(1));
+    this.#heardFrom = precompiled(db, db.selectFrom('endpoints').select(['heard_protocol', 'heard_addr']).where('id', '=', ''));
   }
 
   async insert(endpoint: Endpoint): Promise<void> {
     await this.#write(async (trx) => {
+      await this.#claimKey(trx, endpoint);
       await trx.insertInto('endpoints').values(toRow(endpoint)).execute();
       await writeTags(trx, endpoint);
     });
@@ -52,7 +67,10 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async update(endpoint: Endpoint): Promise<void> {
-    await this.#write((trx) => updateOne(trx, endpoint));
+    await this.#write(async (trx) => {
+      await this.#claimKey(trx, endpoint);
+      await updateOne(trx, endpoint);
+    });
   }
 
   async delete(id: string): Promise<void> {
@@ -158,17 +176,29 @@ export class SqlEndpointStore implements EndpointStore {
       .selectAll('endpoints')
       .where('key', '=', key)
       .where('service_id', 'in', (eb) => eb.selectFrom('services').select('id').where('type', '=', serviceType))
+      .orderBy('created_at')
+      .orderBy('id')
       .limit(limit)
       .execute();
     return rows.map(toEndpoint);
   }
 
   async setPresence(endpointId: string, change: PresenceChange): Promise<void> {
+    const heard = change.heardFrom && { heard_protocol: change.heardFrom.protocol, heard_addr: change.heardFrom.remoteAddr };
     await this.#db
       .updateTable('endpoints')
-      .set({ state: change.state, last_seen_at: toMs(change.lastSeenAt), missing_after: change.missingAfter === null ? null : toMs(change.missingAfter) })
+      .set({ state: change.state, last_seen_at: toMs(change.lastSeenAt), missing_after: change.missingAfter === null ? null : toMs(change.missingAfter), ...heard })
       .where('id', '=', endpointId)
       .execute();
+  }
+
+  async heardFrom(endpointId: string): Promise<HeardFrom | undefined> {
+    const [row] = await this.#heardFrom([endpointId]);
+    return row?.heard_protocol && row.heard_addr ? { protocol: row.heard_protocol, remoteAddr: row.heard_addr } : undefined;
+  }
+
+  async forgetHeardFrom(endpointId: string): Promise<void> {
+    await this.#db.updateTable('endpoints').set({ heard_protocol: null, heard_addr: null }).where('id', '=', endpointId).execute();
   }
 
   async mergeStatusDetails(endpointId: string, details: JsonObject, updatedAt: string): Promise<JsonObject | undefined> {
@@ -191,6 +221,27 @@ export class SqlEndpointStore implements EndpointStore {
       .limit(limit)
       .execute();
     return rows.map(toEndpoint);
+  }
+
+  /**
+   * Refuses (`IOTB_ENDPOINT_KEY_IN_USE`) a key that an endpoint of another account holds in a service of the
+   * same shared-port protocol: the first account to use a key keeps it, so no later tenant can make a
+   * device's log-in ambiguous. Checked inside the write's transaction; on PostgreSQL a transaction lock on
+   * the key makes two accounts' concurrent claims take turns (SQLite runs one write transaction at a time).
+   */
+  async #claimKey(trx: Transaction<Schema>, endpoint: Endpoint): Promise<void> {
+    if (this.#dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`endpoint-key:${endpoint.key}`}))`.execute(trx);
+    const holder = await trx
+      .selectFrom('endpoints')
+      .innerJoin('services', 'services.id', 'endpoints.service_id')
+      .select('endpoints.id')
+      .where('endpoints.key', '=', endpoint.key)
+      .where('endpoints.account_id', '<>', endpoint.accountId)
+      .where('services.type', 'in', SHARED_PORT_TYPES)
+      .where('services.type', '=', (eb) => eb.selectFrom('services').select('type').where('id', '=', endpoint.serviceId))
+      .limit(1)
+      .executeTakeFirst();
+    if (holder) throw new AppError('IOTB_ENDPOINT_KEY_IN_USE');
   }
 
   /** Runs a write in a transaction and turns a key collision into `IOTB_ENDPOINT_KEY_TAKEN`. */

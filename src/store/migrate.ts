@@ -13,6 +13,9 @@ import { mqttSessions } from './migrations/0013-mqtt-sessions.js';
 import { mqttSessionExpiry } from './migrations/0015-mqtt-session-expiry.js';
 import { eventEndpointIndex } from './migrations/0016-event-endpoint-index.js';
 import { eventsTimeIndex } from './migrations/0017-events-time-index.js';
+import { endpointsKeyIndex } from './migrations/0019-endpoints-key-index.js';
+import { endpointHeardFrom } from './migrations/0020-endpoint-heard-from.js';
+import { usersEmailPerAccount } from './migrations/0021-users-email-per-account.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -30,6 +33,9 @@ function migrations(database: Database): Record<string, Migration> {
     '0015-mqtt-session-expiry': mqttSessionExpiry(database.dialect),
     '0016-event-endpoint-index': eventEndpointIndex(database.dialect),
     '0017-events-time-index': eventsTimeIndex(database.dialect),
+    '0019-endpoints-key-index': endpointsKeyIndex(),
+    '0020-endpoint-heard-from': endpointHeardFrom(),
+    '0021-users-email-per-account': usersEmailPerAccount(database.dialect),
   };
 }
 

@@ -67,6 +67,9 @@ export interface EndpointsTable {
   state: Generated<string>;
   last_seen_at: number | null;
   missing_after: number | null;
+  /** The protocol and `host:port` the device was last heard from; written only through `setPresence`, never by edits. */
+  heard_protocol: string | null;
+  heard_addr: string | null;
 }
 
 /** One row per tag, so tag filters use an index instead of scanning JSON. */

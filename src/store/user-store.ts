@@ -33,9 +33,14 @@ export class SqlUserStore implements UserStore {
     }
   }
 
-  async findByEmail(email: string): Promise<UserRecord | undefined> {
-    const row = await this.#db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+  async findByEmail(accountId: string, email: string): Promise<UserRecord | undefined> {
+    const row = await this.#db.selectFrom('users').selectAll().where('account_id', '=', accountId).where('email', '=', email).executeTakeFirst();
     return row && toUser(row);
+  }
+
+  async listByEmail(email: string, limit: number): Promise<UserRecord[]> {
+    const rows = await this.#db.selectFrom('users').selectAll().where('email', '=', email).orderBy('created_at').orderBy('id').limit(limit).execute();
+    return rows.map(toUser);
   }
 
   async get(accountId: string, id: string): Promise<UserRecord | undefined> {

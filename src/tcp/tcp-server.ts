@@ -26,7 +26,7 @@ type TcpService = Configured<TcpOptions>;
 
 /** What scripts reach through `context.devices.tcp` (`tcp.send`). Tenancy: `scope` must own the endpoint. */
 export interface TcpChannel {
-  /** Writes one frame to the device's open connection, then emits `tcp-sent`; 409 `IOTB_DEVICE_NOT_CONNECTED` without one. */
+  /** Writes one frame to the device's open connection, then emits `tcp-sent`; 409 `IOTB_DEVICE_NOT_CONNECTED` without one, 429 `IOTB_DEVICE_SEND_RATE_LIMITED` over the send caps. */
   send(scope: Scope, ref: string, payload: Buffer): Promise<{ bytes: number }>;
 }
 
@@ -94,6 +94,8 @@ export class TcpServer implements DeviceServer, TcpChannel {
     if (framing.kind === 'delimiter' && payload.includes(framing.delimiter)) {
       throw new AppError('IOTB_REQUEST_VALIDATION', "The payload contains the service's frame delimiter");
     }
+    // The connection is the device's own (TCP proved its address): only the send caps apply.
+    this.#context.sendCaps.take(endpoint, payload.length);
     await new Promise<void>((resolve, reject) => connection.socket.write(encodeFrame(framing, payload), (error) => (error ? reject(error) : resolve())));
     await this.#context.presence.emit(connection.device.endpoint, TCP_SENT_EVENT, { remoteAddr: connection.remoteAddr, ...payloadFields(payload) });
     return { bytes: payload.length };

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Domain } from '../domain/domain.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import { newSortableId } from '../domain/ids.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-depth.js';
 import { isoTime } from '../domain/time.js';
 import type { Event } from '../events/event.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -11,7 +12,7 @@ import type { Execution } from './executions.js';
 import { matches, needsEndpoint } from './filters.js';
 import type { RunResult } from './sandbox/protocol.js';
 import type { ScriptRun, ScriptRunner } from './sandbox/worker-pool.js';
-import type { HostFunction, Namespace, ScriptContext, ScriptServices } from './namespaces/namespace.js';
+import { ScriptArgumentError, type HostFunction, type Namespace, type ScriptContext, type ScriptServices } from './namespaces/namespace.js';
 import type { Trigger } from './triggers.js';
 
 
@@ -135,6 +136,7 @@ export class TriggerEngine {
       host: async (namespace, fn, args) => {
         const host = this.#functions.get(`${namespace}.${fn}`);
         if (!host) throw new Error('no such function');
+        if (nestsDeeperThan(args, MAX_JSON_DEPTH + 1)) throw new ScriptArgumentError(`arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
         return host(await (context ??= contextOf()), args);
       },
     });

@@ -6,7 +6,7 @@ import type { Scope } from '../domain/scope.js';
 import { AppError } from '../errors.js';
 import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
 import { decodeKey } from '../devices/device-keys.js';
-import { parseRemoteAddr, payloadFields, remoteAddress } from '../devices/payload.js';
+import { payloadFields, remoteAddress } from '../devices/payload.js';
 import { ServiceDirectory } from '../devices/service-directory.js';
 import { SqlUdpQueueStore } from '../store/udp-queue-store.js';
 import { udpOptions, type UdpOptions } from './udp-options.js';
@@ -30,9 +30,13 @@ const REFUSAL_LOG_MS = 10_000;
 
 /** What scripts reach through `context.devices.udp` (the `udp` namespace). Tenancy: `scope` must own the endpoint. */
 export interface UdpChannel {
-  /** Sends to the device's last known address (`remoteAddr`); 409 `IOTB_DEVICE_ADDRESS_UNKNOWN` before it was heard from. */
+  /**
+   * Sends to the address the device's last datagram came from (recorded by the service, never the API's);
+   * 409 `IOTB_DEVICE_ADDRESS_UNKNOWN` before it was heard from, `IOTB_DEVICE_ADDRESS_REFUSED` when no device
+   * can be there, 429 `IOTB_DEVICE_SEND_RATE_LIMITED` over the send caps.
+   */
   send(scope: Scope, ref: string, payload: Buffer): Promise<{ remoteAddr: string; bytes: number }>;
-  /** Holds the message until the device's next datagram, then sends it right after; returns how many it holds. */
+  /** Holds the message until the device's next datagram, then sends it right after; returns how many it holds. Counts against the send caps now. */
   queue(scope: Scope, ref: string, payload: Buffer, ttlSeconds: number): Promise<{ queued: number }>;
 }
 
@@ -100,15 +104,18 @@ export class UdpServer implements DeviceServer, UdpChannel {
   async send(scope: Scope, ref: string, payload: Buffer): Promise<{ remoteAddr: string; bytes: number }> {
     checkSize(payload);
     const { endpoint } = await this.#udpEndpoint(scope, ref);
-    const address = parseRemoteAddr(endpoint.statusDetails.remoteAddr);
-    if (!address) throw new AppError('IOTB_DEVICE_ADDRESS_UNKNOWN');
-    await this.#sendTo(address.host, address.port, payload);
-    return { remoteAddr: endpoint.statusDetails.remoteAddr as string, bytes: payload.length };
+    const to = await this.#context.presence.addressOf(endpoint, ['udp']);
+    this.#context.sendGuard.check(to.host, to.port);
+    this.#context.sendCaps.take(endpoint, payload.length);
+    await this.#sendTo(to.host, to.port, payload);
+    return { remoteAddr: to.remoteAddr, bytes: payload.length };
   }
 
   async queue(scope: Scope, ref: string, payload: Buffer, ttlSeconds: number): Promise<{ queued: number }> {
     checkSize(payload);
     const { endpoint, target } = await this.#udpEndpoint(scope, ref);
+    // Charged when queued: the device's next datagram releases the whole queue at once.
+    this.#context.sendCaps.take(endpoint, payload.length);
     const now = Date.now();
     const queued = await this.#queue.put(endpoint.id, payload, now + ttlSeconds * 1000, target.options.queueLimit, now);
     if (queued === undefined) throw new AppError('IOTB_DEVICE_QUEUE_FULL', `The device already holds ${target.options.queueLimit} queued messages (service option queueLimit)`);
@@ -156,8 +163,11 @@ export class UdpServer implements DeviceServer, UdpChannel {
     }
     if (route.kind !== 'device') return;
     const { endpoint, payload } = route;
-    // Devices behind NAT listen only briefly after sending: what waits for them goes out first.
-    for (const message of await this.#queue.takeAll(endpoint.id, Date.now())) await this.#sendTo(datagram.host, datagram.port, message);
+    // Devices behind NAT listen only briefly after sending: what waits for them goes out first (never to a
+    // source no device can have, e.g. a spoofed broadcast address: it stays queued).
+    if (this.#context.sendGuard.refusal(datagram.host, datagram.port) === undefined) {
+      for (const message of await this.#queue.takeAll(endpoint.id, Date.now())) await this.#sendTo(datagram.host, datagram.port, message);
+    }
     const seen = await this.#context.presence.heard(endpoint, { protocol: 'udp', remoteAddr: datagram.remoteAddr });
     await this.#context.presence.emit(seen, UDP_MESSAGE_EVENT, { remoteAddr: datagram.remoteAddr, ...payloadFields(payload) });
     this.stats.delivered++;

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
 import { Endpoints, type Endpoint } from '../../src/domain/endpoints.js';
 import { Services } from '../../src/domain/services.js';
 import { PASSWORD_MIN_LENGTH } from '../../src/domain/users.js';
@@ -9,6 +8,7 @@ import { SqlEndpointStore } from '../../src/store/endpoint-store.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { SqlServiceStore } from '../../src/store/service-store.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
+import { rewindMigrations } from '../helpers/migrations.js';
 import { DIALECTS, startService, type Response, type TestService } from '../helpers/service.js';
 
 /** The one error body of the API: `{ error: { code, message, details? } }` and nothing else. */
@@ -165,7 +165,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await endpoints.verifyDevicePassword(endpoint, 'before-change'), true);
 
       // The other process's domain, on the same storage; this process's memory is not told.
-      const elsewhere = new Endpoints(new SqlEndpointStore(other.db), new Services(new SqlServiceStore(other.db)));
+      const elsewhere = new Endpoints(new SqlEndpointStore(other.db, other.dialect), new Services(new SqlServiceStore(other.db)));
       const scope = await service.bridge.domain.accounts.platformScope(account.accountId, 'other process');
       await elsewhere.setPassword(scope, 'k.sensor-5', 'after-change');
       assert.equal(await endpoints.verifyDevicePassword(endpoint, 'before-change'), false);
@@ -208,8 +208,7 @@ for (const dialect of DIALECTS) {
     // Runs last: it rewinds this database's migrations.
     it('upgrades a database that has run every earlier migration (0008 and 0011 included) to 0012 and later', async () => {
       // Undo 0012 and the migrations after it, as if this were a database of the release before.
-      const undone = ['0012-endpoint-credentials', '0013-mqtt-sessions', '0015-mqtt-session-expiry', '0016-event-endpoint-index', '0017-events-time-index'];
-      await sql`delete from iotbridge_migrations where name in (${sql.join(undone)})`.execute(other.db);
+      const undone = await rewindMigrations(other.db, ['0012-endpoint-credentials', '0013-mqtt-sessions', '0015-mqtt-session-expiry', '0016-event-endpoint-index', '0017-events-time-index']);
       for (const table of ['endpoint_credentials', 'mqtt_retained', 'mqtt_subscriptions', 'mqtt_outgoing', 'mqtt_incoming', 'mqtt_session_expiry', 'event_endpoints']) await other.db.schema.dropTable(table).execute();
       await other.db.deleteFrom('event_cursor').where('name', '=', 'endpoint-index').execute();
       await other.db.schema.createIndex('events_endpoint').on('events').columns(['endpoint_id', 'seq']).execute();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Endpoint } from '../../src/domain/endpoints.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
@@ -44,6 +45,15 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(byKey.body, created);
     });
 
+    it('finds an endpoint by the longest key, percent-encoded (k.<key>)', async () => {
+      const key = `urn:dev/${'é:/ '.repeat(62)}`;
+      assert.equal(key.length, 256);
+      const created = await createEndpoint(service, account.token, { key, serviceId });
+      const byKey = await service.request('GET', `/endpoints/k.${encodeURIComponent(key)}`, { token: account.token });
+      assert.equal(byKey.status, 200, JSON.stringify(byKey.body));
+      assert.equal(byKey.body.id, created.id);
+    });
+
     it('refuses a second endpoint with the same key in a service (409) but allows it in another service', async () => {
       await createEndpoint(service, account.token, { key: 'dup-1', serviceId });
       const again = await service.request('POST', '/endpoints', { token: account.token, body: { key: 'dup-1', serviceId } });
@@ -85,15 +95,15 @@ for (const dialect of DIALECTS) {
         key: 'patch-me',
         serviceId,
         tags: ['a', 'b:1'],
-        statusDetails: { secondsBeforeMissing: 60, lifetime: 300, note: 'x' },
+        statusDetails: { secondsBeforeMissing: 60, site: 'roof', note: 'x' },
         parameters: { client_id: 'c1', nested: { x: 1, y: 2 } },
       });
       const patched = await service.request('PATCH', '/endpoints/k.patch-me', {
         token: account.token,
-        body: { statusDetails: { note: null, remoteAddr: '192.0.2.1:5683' }, parameters: { nested: { y: null, z: 3 } }, addTags: ['c'], removeTags: ['b'] },
+        body: { statusDetails: { note: null, site: 'cellar' }, parameters: { nested: { y: null, z: 3 } }, addTags: ['c'], removeTags: ['b'] },
       });
       assert.equal(patched.status, 200, JSON.stringify(patched.body));
-      assert.deepEqual(patched.body.statusDetails, { secondsBeforeMissing: 60, lifetime: 300, remoteAddr: '192.0.2.1:5683' });
+      assert.deepEqual(patched.body.statusDetails, { secondsBeforeMissing: 60, site: 'cellar' });
       assert.deepEqual(patched.body.parameters, { client_id: 'c1', nested: { x: 1, z: 3 } });
       assert.deepEqual(patched.body.tags, ['a', 'c']);
       assert.ok(patched.body.updatedAt >= endpoint.updatedAt);
@@ -109,6 +119,37 @@ for (const dialect of DIALECTS) {
       );
       assert.equal((await service.request('GET', '/endpoints/k.patch-me', { token: account.token })).status, 404);
       assert.equal((await service.request('GET', '/endpoints/k.patched', { token: account.token })).body.id, endpoint.id);
+    });
+
+    it('refuses writes of the status details the platform writes (remoteAddr, lifetime, dateLastKeepAlive); secondsBeforeMissing stays writable', async () => {
+      const created = await createEndpoint(service, account.token, { key: 'heard-1', serviceId, statusDetails: { secondsBeforeMissing: 60 } });
+      // The device registers: the platform writes remoteAddr and lifetime (no packet involved).
+      await service.bridge.presence.connected(created as Endpoint, { protocol: 'lwm2m', remoteAddr: '127.0.0.1:56830', lifetimeSeconds: 300 });
+      const heard = { secondsBeforeMissing: 60, remoteAddr: '127.0.0.1:56830', lifetime: 300 };
+      const readOnly = async (method: string, url: string, body: unknown, what: string) => {
+        const refused = await service.request(method, url, { token: account.token, body });
+        assert.equal(refused.status, 400, `${what}: ${JSON.stringify(refused.body)}`);
+        assert.equal(refused.body.error.code, 'IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY', what);
+        assert.match(refused.body.error.message, /written by the platform/, what);
+      };
+      await readOnly('PATCH', '/endpoints/k.heard-1', { statusDetails: { remoteAddr: '192.0.2.1:5683' } }, 'PATCH remoteAddr');
+      await readOnly('PATCH', '/endpoints/k.heard-1', { statusDetails: { remoteAddr: null } }, 'PATCH remoteAddr away');
+      await readOnly('PATCH', '/endpoints/k.heard-1', { statusDetails: { lifetime: 86_400 } }, 'PATCH lifetime');
+      await readOnly('PATCH', '/endpoints/k.heard-1', { statusDetails: { dateLastKeepAlive: new Date().toISOString() } }, 'PATCH dateLastKeepAlive');
+      await readOnly('PUT', `/endpoints/${created.id}`, { key: 'heard-1', serviceId, statusDetails: { ...heard, remoteAddr: '10.0.0.1:1' } }, 'PUT remoteAddr');
+      await readOnly('POST', '/endpoints', { key: 'heard-2', serviceId, statusDetails: { remoteAddr: '127.0.0.1:9' } }, 'POST remoteAddr');
+      await readOnly('POST', '/endpoints', { key: 'heard-2', serviceId, statusDetails: { lifetime: 60 } }, 'POST lifetime');
+      assert.equal((await service.request('GET', '/endpoints/k.heard-2', { token: account.token })).status, 404, 'nothing was created');
+      assert.deepEqual((await service.request('GET', '/endpoints/k.heard-1', { token: account.token })).body.statusDetails, heard, 'nothing changed');
+
+      // What the client read may go back unchanged; secondsBeforeMissing and the client's own details are writable.
+      const echoed = await service.request('PATCH', '/endpoints/k.heard-1', { token: account.token, body: { statusDetails: { ...heard, secondsBeforeMissing: 90, note: 'n' } } });
+      assert.equal(echoed.status, 200, JSON.stringify(echoed.body));
+      assert.deepEqual(echoed.body.statusDetails, { ...heard, secondsBeforeMissing: 90, note: 'n' });
+      // PUT replaces the client's details and keeps the platform's.
+      const replaced = await service.request('PUT', `/endpoints/${created.id}`, { token: account.token, body: { key: 'heard-1', serviceId, statusDetails: { other: 1 } } });
+      assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
+      assert.deepEqual(replaced.body.statusDetails, { other: 1, remoteAddr: '127.0.0.1:56830', lifetime: 300 });
     });
 
     it('searches by service, tag, key prefix and status detail, with paging and totals', async () => {

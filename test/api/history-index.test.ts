@@ -6,6 +6,7 @@ import { openDatabase, type Database } from '../../src/store/database.js';
 import { SqlEventStore } from '../../src/store/event-store.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { until } from '../helpers/devices.js';
+import { rewindMigrations } from '../helpers/migrations.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
@@ -129,14 +130,14 @@ for (const dialect of DIALECTS) {
 
     // Runs last: it rewinds this database's migrations.
     it('builds the index from the history of a database made before it (migration 0016)', async () => {
+      const rewound = await rewindMigrations(other.db, ['0016-event-endpoint-index', '0017-events-time-index']);
       await other.db.transaction().execute(async (trx) => {
-        await sql`delete from iotbridge_migrations where name in ('0016-event-endpoint-index', '0017-events-time-index')`.execute(trx);
         await trx.schema.dropTable('event_endpoints').execute();
         await trx.deleteFrom('event_cursor').where('name', '=', 'endpoint-index').execute();
         await trx.schema.createIndex('events_endpoint').on('events').columns(['endpoint_id', 'seq']).execute();
         await trx.schema.createIndex('events_time').on('events').column('time').execute();
       });
-      assert.deepEqual(await migrateToLatest(other), ['0016-event-endpoint-index', '0017-events-time-index']);
+      assert.deepEqual(await migrateToLatest(other), rewound);
       const all = (await other.db.selectFrom('events').select('seq').where('endpoint_id', '=', sensor).orderBy('seq').execute()).map((row) => Number(row.seq));
       assert.ok(all.length > 0);
       assert.deepEqual(await indexedSeqs(sensor), all);

@@ -96,7 +96,8 @@ for (const dialect of DIALECTS) {
       service.request('POST', path, { token: null, body, headers: secret === null ? {} : { 'x-webhook-secret': secret } });
 
     before(async () => {
-      service = await startService(dialect.name);
+      // The stand-in network servers listen on 127.0.0.1: the operator allows that address, and only it.
+      service = await startService(dialect.name, { outboundAllow: ['127.0.0.1/32'] });
       a = await createAccount(service, 'lora-a');
       b = await createAccount(service, 'lora-b');
       loraA = await createService(service, a.token, { name: 'chirpstack', type: 'lora', options: { webhookSecret: SECRET_A } });
@@ -294,6 +295,31 @@ for (const dialect of DIALECTS) {
       assert.match(short.body.error.message, /webhookSecret/);
       const badUrl = await service.request('POST', '/services', { token: a.token, body: { name: 'x', type: 'lora', options: { apiUrl: 'ftp://x' } } });
       assert.equal(badUrl.status, 400);
+    });
+
+    it('refuses an apiUrl at an address that is not public unless the operator allows it (nothing is sent)', async () => {
+      // Decided from the URL alone: no connection is attempted to any of these.
+      const refused: [string, string][] = [
+        ['http://169.254.169.254/latest/meta-data', 'link-local'],
+        ['http://10.0.0.5:8080', 'private'],
+        ['http://192.168.1.1', 'private'],
+        ['http://100.64.0.1', 'shared'],
+        ['http://127.0.0.2:8080', 'loopback'],
+        ['http://[::1]:8080', 'loopback'],
+        ['http://[fd00::1]', 'unique-local'],
+        ['http://[::ffff:10.1.2.3]', 'private'],
+        ['http://0.0.0.0:8080', 'unspecified'],
+        ['http://2130706434:8080', 'loopback'], // 127.0.0.2 written as one number: URL normalises it
+      ];
+      for (const [apiUrl, reason] of refused) {
+        const created = await service.request('POST', '/services', { token: a.token, body: { name: 'ssrf', type: 'lora', options: { networkServer: 'chirpstack', apiUrl, apiKey: 'k' } } });
+        assert.equal(created.status, 403, apiUrl);
+        assert.equal(created.body.error.code, 'IOTB_OUTBOUND_ADDRESS_REFUSED', apiUrl);
+        assert.equal(created.body.error.details.reason, reason, apiUrl);
+      }
+      const replaced = await service.request('PUT', `/services/${loraA}`, { token: a.token, body: { name: 'chirpstack', type: 'lora', options: { webhookSecret: SECRET_A, apiUrl: 'http://169.254.169.254' } } });
+      assert.equal(replaced.status, 403);
+      assert.equal(replaced.body.error.code, 'IOTB_OUTBOUND_ADDRESS_REFUSED');
     });
   });
 }

@@ -18,7 +18,7 @@ for (const dialect of DIALECTS) {
       account = await createAccount(service, 'scripts');
       other = await createAccount(service, 'someone else');
       serviceId = await createService(service, account.token);
-      await createEndpoint(service, account.token, { key: 'dev-1', serviceId, tags: ['site:berlin'], statusDetails: { lifetime: 60 } });
+      await createEndpoint(service, account.token, { key: 'dev-1', serviceId, tags: ['site:berlin'], statusDetails: { secondsBeforeMissing: 60 } });
       const otherService = await createService(service, other.token);
       otherEndpointId = (await createEndpoint(service, other.token, { key: 'theirs', serviceId: otherService })).id;
       await service.request('PUT', '/endpoints/k.theirs/storage/secret', { token: other.token, body: { psk: 'other-secret' } });
@@ -29,7 +29,7 @@ for (const dialect of DIALECTS) {
       const result = await run(
         `
         var e = endpoint.get(null);
-        log(e.key, e.tags.join(','), e.statusDetails.lifetime);
+        log(e.key, e.tags.join(','), e.statusDetails.secondsBeforeMissing);
         log(JSON.stringify(endpoint.storageGet(null, 'config')));
         endpoint.storageSet(null, 'config', { interval: 30 });
         log(JSON.stringify(endpoint.storageGet(null, 'config')), JSON.stringify(endpoint.storeGet('k.dev-1', 'config')));

@@ -71,4 +71,13 @@ describe('API description and error catalogue', () => {
     assert.equal(text.status, 415);
     assert.equal(text.body.error.code, 'IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE');
   });
+
+  it('answers paths the router refuses (bad percent-encoding, a segment too long) with the one error shape', async () => {
+    const malformed = await service.request('GET', '/endpoints/k.%E0%A4%A');
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.body.error.code, 'IOTB_REQUEST_VALIDATION');
+    const long = await service.request('GET', `/endpoints/k.${'x'.repeat(2049)}`);
+    assert.equal(long.status, 414);
+    assert.equal(long.body.error.code, 'IOTB_REQUEST_PATH_TOO_LONG');
+  });
 });

@@ -68,6 +68,19 @@ for (const dialect of DIALECTS) {
       assert.equal(anonymous.code, '4.04');
     });
 
+    it('takes a key in the options as it is: `%` is part of it, not an escape (no 5.00 for bad percent-encoding)', async () => {
+      const endpoint = await createEndpoint(service, tenant.token, { key: 'meter%E0%A4%A', serviceId });
+      const client = await device();
+      const byQuery = await client.request(server, { code: '0.02', options: [...uriPathOptions('/x'), ...uriQueryOptions(['ep=meter%E0%A4%A'])], payload: 'q' });
+      assert.equal(byQuery.code, '2.04');
+      const byPath = await client.request(server, { code: '0.02', options: uriPathOptions('/d/meter%E0%A4%A/y'), payload: 'p' });
+      assert.equal(byPath.code, '2.04');
+      const events = await eventsArrive(service, tenant.token, ['coap-request'], 2, endpoint.id);
+      assert.deepEqual(events.map((e) => e.data.text).sort(), ['p', 'q']);
+      const malformed = await client.request(server, { code: '0.02', options: [...uriPathOptions('/x'), ...uriQueryOptions(['ep=%'])], payload: 'x' });
+      assert.equal(malformed.code, '4.03', 'an unknown key, like any other');
+    });
+
     it('coap.send reaches the device at its last address and returns its answer', async () => {
       const endpoint = await createEndpoint(service, tenant.token, { key: 'actuator', serviceId });
       const received: string[] = [];

@@ -161,21 +161,21 @@ for (const dialect of DIALECTS) {
       assert.equal(await grantedQos(client, '#'), 128, 'a client id of # grants nothing');
     });
 
-    it('devices of another account with the same key and the same topics never see each other', async () => {
+    it("another account cannot take a device's key, log in as it, or reach it from a script", async () => {
       await device(a.token, serviceA, 'twin');
-      await setPassword(service, b.token, (await createEndpoint(service, b.token, { key: 'twin', serviceId: serviceB })).id, 'other-account-secret');
+      const taken = await service.request('POST', '/endpoints', { token: b.token, body: { key: 'twin', serviceId: serviceB } });
+      assert.equal(taken.status, 409, 'the key belongs to the account that created it first');
+      assert.equal(taken.body.error.code, 'IOTB_ENDPOINT_KEY_IN_USE');
+      await setPassword(service, b.token, (await createEndpoint(service, b.token, { key: 'twin-b', serviceId: serviceB })).id, 'other-account-secret');
+      assert.equal(await devices.refusal('twin', 'other-account-secret'), 4, "B's secret does not open A's device");
       const twinA = await devices.connect('twin', PASSWORD);
-      const twinB = await devices.connect('twin', 'other-account-secret');
+      const twinB = await devices.connect('twin-b', 'other-account-secret');
       await twinA.subscribeAsync('twin/#', { qos: 1 });
-      await twinB.subscribeAsync('twin/#', { qos: 1 });
+      assert.equal(await grantedQos(twinB, 'twin/#'), 128, "B's device cannot subscribe to A's topics");
       await twinA.publishAsync('twin/data', 'from-a', { qos: 1 });
-      await twinB.publishAsync('twin/data', 'from-b', { qos: 1 });
-      await waitFor(async () => (twinA.received.length >= 1 && twinB.received.length >= 1 ? true : undefined), 'own echoes');
+      await waitFor(async () => (twinA.received.length >= 1 ? true : undefined), 'own echo');
       await sleep(200);
       assert.deepEqual(twinA.received.map((m) => m.payload), ['from-a']);
-      assert.deepEqual(twinB.received.map((m) => m.payload), ['from-b']);
-      const eventsOfA = await history(service, a.token, ['mqtt-publish']);
-      assert.ok(eventsOfA.every((e) => e.data.text !== 'from-b'), "account A's history holds none of B's messages");
       // B's script cannot publish to A's device.
       const endpointOfA = (await service.request('GET', '/endpoints/k.twin', { token: a.token })).body;
       for (const call of [`mqtt.publish(${JSON.stringify(endpointOfA.id)}, 'twin/cmd', 'x');`, `mqtt.subscribe(${JSON.stringify(endpointOfA.id)}, 'twin/#');`]) {

@@ -83,13 +83,15 @@ for (const dialect of DIALECTS) {
       assert.notEqual(history.status, 200);
     });
 
-    it('findDevices looks only in services of the given protocol, across accounts', async () => {
+    it('findDevices looks only in services of the given protocol; a key belongs to the first account', async () => {
       await createEndpoint(service, tenantA.token, { key: 'shared-key', serviceId: mqttA });
-      await createEndpoint(service, tenantB.token, { key: 'shared-key', serviceId: mqttB });
+      const taken = await service.request('POST', '/endpoints', { token: tenantB.token, body: { key: 'shared-key', serviceId: mqttB } });
+      assert.equal(taken.status, 409);
+      assert.equal(taken.body.error.code, 'IOTB_ENDPOINT_KEY_IN_USE');
       const lwm2m = await createService(service, tenantA.token, { name: 'lwm2m', type: 'lwm2m' });
       await createEndpoint(service, tenantA.token, { key: 'shared-key', serviceId: lwm2m });
       const found = await service.bridge.presence.findDevices('mqtt', 'shared-key');
-      assert.deepEqual(found.map((e) => e.accountId).sort(), [tenantA.accountId, tenantB.accountId].sort());
+      assert.deepEqual(found.map((e) => e.accountId), [tenantA.accountId]);
       assert.equal((await service.bridge.presence.findDevices('lwm2m', 'shared-key')).length, 1);
     });
   });

@@ -125,7 +125,7 @@ for (const dialect of DIALECTS) {
       await service.request('DELETE', `/triggers/${trigger}`, { token: a.token });
 
       for (const ref of [gate.id, 'k.gate-1']) {
-        assert.match((await runScript(service, b.token, `tcp.send('${ref}', '00');`)).error ?? '', /tcp\.send: No such endpoint/);
+        assert.match((await runScript(service, b.token, `tcp.send('${ref}', '00');`)).error ?? '', /tcp\.send: IOTB_ENDPOINT_NOT_FOUND: No such endpoint/);
       }
       assert.match((await runScript(service, a.token, `tcp.send('k.gate-1', 'a\\nb', { encoding: 'utf8' });`)).error ?? '', /delimiter/);
       await device.end();

@@ -13,7 +13,8 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
   before(() => {
     pool = new WorkerPool({
       workers: 2,
-      limits: { timeoutMs: 200, wallTimeoutMs: 3000, memoryMb: 32 },
+      // Wall time for a call process to start on a busy machine (under tsx, a second or more), less than demo.slow's 10 s.
+      limits: { timeoutMs: 200, wallTimeoutMs: 6000, memoryMb: 32 },
       logger: pino({ level: 'silent' }),
       sqlDir: path.join(tmpdir(), `iotbridge-sql-${process.pid}`),
     });

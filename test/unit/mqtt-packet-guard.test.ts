@@ -233,6 +233,29 @@ describe('PacketGuard: CONNECT first, once', () => {
   });
 });
 
+describe('PacketGuard: SUBSCRIBE and UNSUBSCRIBE need a topic filter ([MQTT-3.8.3-3], [MQTT-3.10.3-2])', () => {
+  it('refuses one that carries only its packet identifier, before the broker sees it; one with a filter passes', async () => {
+    for (const [name, empty] of [
+      ['SUBSCRIBE', [0x82, 0x02, 0x00, 0x01]],
+      ['UNSUBSCRIBE', [0xa2, 0x02, 0x00, 0x01]],
+    ] as const) {
+      const subject = guarded(4096);
+      subject.read();
+      await subject.send(CONNECT);
+      subject.guard.release();
+      await subject.send([...empty]);
+      assertRefused(subject, new RegExp(`${name} without topic filters`), name);
+      assert.ok(Buffer.concat(subject.passed).equals(CONNECT), `${name}: only the CONNECT reached the broker`);
+    }
+    const subscribing = guarded(4096);
+    subscribing.read();
+    await subscribing.send(CONNECT);
+    subscribing.guard.release();
+    await subscribing.send(generate({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'dev-1/down', qos: 0 }] }), generate({ cmd: 'unsubscribe', messageId: 2, unsubscriptions: ['dev-1/down'] }));
+    assertOpen(subscribing, 'SUBSCRIBE and UNSUBSCRIBE with a filter each');
+  });
+});
+
 describe('PacketGuard: firstPacket()', () => {
   it('assembles the CONNECT from 1-byte chunks and resolves only once its last byte arrived', async () => {
     const subject = guarded(4096);

@@ -10,12 +10,12 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (
       config: { public: true },
       schema: {
         tags: ['auth'],
-        summary: 'Sign in with email and password; returns a UT: user token with an expiry',
+        summary: 'Sign in with email, password and optionally accountId; returns a UT: user token with an expiry',
         body: Login,
         response: { 200: IssuedToken, 400: ERROR_RESPONSES[400], 401: ERROR_RESPONSES[401], 429: ErrorBody, 503: ErrorBody },
       },
     },
-    async (request) => domain.users.login(request.body.email, request.body.password, request.ip),
+    async (request) => domain.users.login(request.body.email, request.body.password, request.ip, request.body.accountId),
   );
 
   app.post(

@@ -1,4 +1,4 @@
-import { deviceChannel, endpointRef, numberArg, objectArg, optionalString, payloadArg, ScriptArgumentError, stringArg, type Namespace } from './namespace.js';
+import { deviceCall, deviceChannel, endpointRef, numberArg, objectArg, optionalString, payloadArg, ScriptArgumentError, stringArg, type Namespace } from './namespace.js';
 
 /** SPEC "Limits": the trigger action timeout of coap.notify (and of coap.send here), in ms. */
 export const COAP_ACTION_TIMEOUT_MS = 30_000;
@@ -27,19 +27,21 @@ export const coapNamespace: Namespace = {
       const timeout = numberArg([options.timeout], 0, 'timeout', COAP_ACTION_TIMEOUT_MS);
       if (timeout < 100 || timeout > COAP_ACTION_TIMEOUT_MS) throw new ScriptArgumentError(`timeout is 100..${COAP_ACTION_TIMEOUT_MS} ms`);
       const payload = args[2] === undefined || args[2] === null ? Buffer.alloc(0) : payloadArg(args, 2, options);
-      return deviceChannel(context, 'coap').send(context.scope, endpointRef(context, args[0]), {
+      const request = {
         method: optionalString([options.method], 0, 'method') ?? 'POST',
         path: stringArg(args, 1, 'path'),
         payload,
         contentFormat: contentFormatOf(options),
         confirmable: options.confirmable !== false,
         timeoutMs: timeout,
-      });
+      };
+      return deviceCall(() => deviceChannel(context, 'coap').send(context.scope, endpointRef(context, args[0]), request));
     },
     /** coap.notify(endpoint, path, payload, {encoding, contentFormat}?) → {notified}: observers the device registered on `path`. */
     notify: async (context, args) => {
       const options = objectArg(args, 3, 'options');
-      return deviceChannel(context, 'coap').notify(context.scope, endpointRef(context, args[0]), stringArg(args, 1, 'path'), payloadArg(args, 2, options), contentFormatOf(options));
+      const [path, payload, format] = [stringArg(args, 1, 'path'), payloadArg(args, 2, options), contentFormatOf(options)];
+      return deviceCall(() => deviceChannel(context, 'coap').notify(context.scope, endpointRef(context, args[0]), path, payload, format));
     },
   },
 };

@@ -1,6 +1,7 @@
 import type { InternalCalls } from '../../api/internal-calls.js';
 import type { DeviceChannels } from '../../devices/device-server.js';
 import type { Domain } from '../../domain/domain.js';
+import { AppError } from '../../errors.js';
 import type { Execution } from '../executions.js';
 import type { Scope } from '../../domain/scope.js';
 import type { Event } from '../../events/event.js';
@@ -128,4 +129,18 @@ export function deviceChannel<K extends keyof DeviceChannels>(context: ScriptCon
   const channel = context.devices[name];
   if (!channel) throw new Error(`the ${name.toUpperCase()} device server is not running in this service process`);
   return channel;
+}
+
+/**
+ * Runs a device function (`udp.*`, `tcp.*`, `coap.*`): its AppErrors reach the script as `IOTB_CODE: message`,
+ * as `lwm2m.*`'s do, so a script can tell a send cap (`IOTB_DEVICE_SEND_RATE_LIMITED`) from a device never
+ * heard from (`IOTB_DEVICE_ADDRESS_UNKNOWN`).
+ */
+export async function deviceCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof AppError) throw new Error(`${error.code}: ${error.message}`);
+    throw error;
+  }
 }

@@ -1,4 +1,4 @@
-import { deviceChannel, endpointRef, objectArg, payloadArg, type Namespace } from './namespace.js';
+import { deviceCall, deviceChannel, endpointRef, objectArg, payloadArg, type Namespace } from './namespace.js';
 
 /** `tcp.*`: write to devices connected to the account's TCP services. */
 export const tcpNamespace: Namespace = {
@@ -11,7 +11,8 @@ export const tcpNamespace: Namespace = {
      */
     send: async (context, args) => {
       const options = objectArg(args, 2, 'options');
-      return deviceChannel(context, 'tcp').send(context.scope, endpointRef(context, args[0]), payloadArg(args, 1, options));
+      const payload = payloadArg(args, 1, options);
+      return deviceCall(() => deviceChannel(context, 'tcp').send(context.scope, endpointRef(context, args[0]), payload));
     },
   },
 };

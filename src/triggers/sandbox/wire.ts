@@ -83,7 +83,7 @@ export function decodeFromWorker(line: string): FromWorker | undefined {
 }
 
 /** The first `max - 1` tab-separated fields, and the rest of the line as the last. */
-function split(line: string, max: number): string[] {
+export function split(line: string, max: number): string[] {
   const fields: string[] = [];
   let start = 0;
   while (fields.length < max - 1) {

@@ -124,9 +124,10 @@ export class WorkerPool implements ScriptRunner {
   }
 
   /**
-   * The worker enforces the wall time itself; if it cannot (its event loop blocked, e.g. by a runaway sql
-   * query), the worker is killed: its runs fail with the reason and a new worker takes over. Runs are in
-   * the map in the order they started, all with the same limit: the first not past its deadline ends the look.
+   * The worker enforces the wall time itself; if it cannot (its event loop blocked: nothing a script does
+   * should do that since `sql` and costly calls run in call processes, but this is the last resort), the
+   * worker is killed: its runs fail with the reason and a new worker takes over. Runs are in the map in the
+   * order they started, all with the same limit: the first not past its deadline ends the look.
    */
   #sweep(): void {
     const now = performance.now();
@@ -172,7 +173,10 @@ export class WorkerPool implements ScriptRunner {
         if (child.exitCode !== null || child.signalCode !== null) return;
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
+        // A worker that does not end (stuck in native code) must not hold up the service's own stop.
+        const kill = setTimeout(() => child.kill('SIGKILL'), STUCK_GRACE_MS);
         await exited;
+        clearTimeout(kill);
       }),
     );
   }

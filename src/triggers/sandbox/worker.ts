@@ -3,14 +3,17 @@
  * account. The context is locked down once (every built-in frozen) and each trigger version is compiled
  * once into a function; a run calls that function with the event and the trigger's globals, and whatever a
  * run adds to the global object is removed after it, so runs share nothing. Namespace calls go to the
- * service over the worker's pipe (see wire.ts) and block the script until answered (`applySyncPromise`),
- * so scripts read synchronously. Started by WorkerPool with `--no-node-snapshot` (isolated-vm needs it on Node 20); if
- * anything here dies, the pool replaces it.
+ * service over the worker's pipe (see wire.ts), or are answered by the worker and its call processes (see
+ * host-calls.ts), and block the script until answered (`applySyncPromise`), so scripts read synchronously.
+ * Started by WorkerPool with `--no-node-snapshot` (isolated-vm needs it on Node 20); if anything here dies,
+ * the pool replaces it.
  */
 import { Socket } from 'node:net';
 import ivm from 'isolated-vm';
 import { LOCAL_NAMESPACES } from '../namespaces/local/index.js';
-import { LIMITS_ENV, type FromWorker, type HostCall, type RunLimits, type RunResult, type ScriptDefinition, type ToWorker } from './protocol.js';
+import { BOOTSTRAP } from './bootstrap.js';
+import { HostCalls, newRunState, type RunState } from './host-calls.js';
+import { LIMITS_ENV, type FromWorker, type RunLimits, type RunResult, type ScriptDefinition, type ToWorker } from './protocol.js';
 import { Outbox } from './outbox.js';
 import { LineReader, decodeToWorker, encodeFromWorker } from './wire.js';
 
@@ -50,214 +53,9 @@ interface AccountSandbox {
   ready: Promise<void>;
 }
 
-/** What one run collects while it executes. */
-interface RunState {
-  readonly accountId: string;
-  readonly logs: string[];
-  exitMessage: string | null;
-  /** A run on the worker's thread called a namespace only the service answers: the attempt is void. */
-  needsHost: boolean;
-}
-
-/**
- * Runs once per context: takes the host functions off the global object, defines log/console and the
- * namespaces, freezes every built-in (no prototype pollution can outlive a run), and returns the runner.
- */
-const BOOTSTRAP = `
-(function () {
-  const call = globalThis.__iotbCall, syncCall = globalThis.__iotbSyncCall, log = globalThis.__iotbLog, exit = globalThis.__iotbExit, taint = globalThis.__iotbTaint;
-  const names = JSON.parse(globalThis.__iotbNamespaces);
-  delete globalThis.__iotbCall; delete globalThis.__iotbSyncCall; delete globalThis.__iotbLog; delete globalThis.__iotbExit; delete globalThis.__iotbTaint; delete globalThis.__iotbNamespaces;
-  let run = 0;
-  /** The run executes on the worker's own thread: namespace calls are answered at once (or refused, see worker.ts). */
-  let sync = false;
-  /** Libraries imported by the run under way: evaluated once per run, never shared between runs. */
-  let imported = Object.create(null);
-  const text = (v) => typeof v === 'string' ? v : (() => { try { return JSON.stringify(v); } catch (e) { return String(v); } })();
-  const write = (...args) => { log.applySync(undefined, [run, args.map(text).join(' ')]); };
-  const define = (name, value) => Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
-  define('log', write);
-  define('console', { log: write, info: write, warn: write, error: write, debug: write });
-  const hexBytes = (input) => {
-    if (Array.isArray(input)) return input.map((b) => { if (!Number.isInteger(b) || b < 0 || b > 255) throw new RangeError('bytes are integers 0..255'); return b; });
-    if (typeof input !== 'string') throw new TypeError('a reader takes a hex string or an array of bytes');
-    const hex = input.replace(/\\s+/g, '');
-    if (!/^([0-9a-fA-F]{2})*$/.test(hex)) throw new TypeError('not a hex string of whole bytes');
-    const out = [];
-    for (let i = 0; i < hex.length; i += 2) out.push(parseInt(hex.slice(i, i + 2), 16));
-    return out;
-  };
-  const binReader = (input, littleEndian) => {
-    const bytes = hexBytes(input), le = littleEndian === true;
-    let pos = 0;
-    const take = (n) => {
-      if (!Number.isInteger(n) || n < 0) throw new RangeError('binReader: a length is a whole number');
-      if (pos + n > bytes.length) throw new RangeError('binReader: read past the end (' + n + ' bytes at ' + pos + ' of ' + bytes.length + ')');
-      pos += n;
-      return bytes.slice(pos - n, pos);
-    };
-    const uint = (n) => { const b = take(n); let v = 0; for (let i = 0; i < n; i++) v = v * 256 + b[le ? n - 1 - i : i]; return v; };
-    const int = (n) => { const v = uint(n), max = Math.pow(2, 8 * n); return v >= max / 2 ? v - max : v; };
-    const float = (n) => { const b = take(n), view = new DataView(new ArrayBuffer(n)); b.forEach((x, i) => view.setUint8(i, x)); return n === 4 ? view.getFloat32(0, le) : view.getFloat64(0, le); };
-    const hexOf = (b) => b.map((x) => (x < 16 ? '0' : '') + x.toString(16)).join('');
-    return Object.freeze({
-      readUint8: () => uint(1), readInt8: () => int(1), readUint16: () => uint(2), readInt16: () => int(2),
-      readUint24: () => uint(3), readInt24: () => int(3), readUint32: () => uint(4), readInt32: () => int(4),
-      readFloat32: () => float(4), readFloat64: () => float(8),
-      readBytes: (n) => hexOf(take(n)),
-      readString: (n) => decodeURIComponent(take(n === undefined ? bytes.length - pos : n).map((x) => '%' + (x < 16 ? '0' : '') + x.toString(16)).join('')),
-      skip: (n) => { take(n); },
-      seek: (p) => { if (!Number.isInteger(p) || p < 0 || p > bytes.length) throw new RangeError('binReader: no position ' + p); pos = p; },
-      position: () => pos, remaining: () => bytes.length - pos, length: () => bytes.length, eof: () => pos >= bytes.length,
-    });
-  };
-  const bitReader = (input) => {
-    const bytes = hexBytes(input), total = bytes.length * 8;
-    let bit = 0;
-    const readBits = (n) => {
-      if (!Number.isInteger(n) || n < 1 || n > 32) throw new RangeError('bitReader reads 1 to 32 bits at a time');
-      if (bit + n > total) throw new RangeError('bitReader: read past the end (' + n + ' bits at ' + bit + ' of ' + total + ')');
-      let v = 0;
-      for (let i = 0; i < n; i++, bit++) v = v * 2 + ((bytes[bit >> 3] >> (7 - (bit & 7))) & 1);
-      return v;
-    };
-    return Object.freeze({
-      readBits,
-      readSignedBits: (n) => { const v = readBits(n), max = Math.pow(2, n); return v >= max / 2 ? v - max : v; },
-      readBool: () => readBits(1) === 1,
-      skip: (n) => { if (!Number.isInteger(n) || n < 0 || bit + n > total) throw new RangeError('bitReader: cannot skip ' + n + ' bits'); bit += n; },
-      position: () => bit, remaining: () => total - bit, length: () => total, eof: () => bit >= total,
-    });
-  };
-  for (const namespace of Object.keys(names)) {
-    const target = {};
-    for (const fn of names[namespace]) {
-      target[fn] = function () {
-        const args = JSON.stringify(Array.from(arguments));
-        const out = sync ? syncCall.applySync(undefined, [run, namespace, fn, args]) : call.applySyncPromise(undefined, [run, namespace, fn, args]);
-        const reply = JSON.parse(out);
-        if (reply.error !== undefined) throw new Error(namespace + '.' + fn + ': ' + reply.error);
-        return reply.value;
-      };
-    }
-    if (namespace === 'convert') {
-      target.binReader = binReader;
-      target.bitReader = bitReader;
-    }
-    if (namespace === 'trigger') {
-      target.import = function (name) {
-        if (imported[name]) return imported[name].exports;
-        const library = target.librarySource(name);
-        const module = { exports: {} };
-        imported[name] = module;
-        Function('exports', 'module', library.script + '\\n//# sourceURL=library:' + library.name)(module.exports, module);
-        return module.exports;
-      };
-      target.exit = function (message) {
-        const why = message === undefined ? 'trigger.exit()' : String(message);
-        exit.applySync(undefined, [run, why]);
-        throw new Error('trigger.exit: ' + why);
-      };
-    }
-    define(namespace, target);
-  }
-  // After a run, what it added to the global object is removed. Object.keys(globalThis) finds what was added
-  // by assignment (implicit globals, globalThis.x = …, var in an indirect eval) in ½ µs where
-  // Reflect.ownKeys takes 6; what these three may have added without being enumerable is looked for in full.
-  let defined = false;
-  const apply = Reflect.apply, isExtensible = Object.isExtensible, ownKeys = Reflect.ownKeys, keys = Object.keys;
-  const watch = (owner, name, length) => {
-    const original = owner[name];
-    const wrapper = { [name]: function () { if (arguments[0] === globalThis) defined = true; return apply(original, this, arguments); } }[name];
-    Object.defineProperty(wrapper, 'length', { value: length });
-    Object.defineProperty(owner, name, { value: wrapper, writable: true, enumerable: false, configurable: true });
-  };
-  watch(Object, 'defineProperty', 3);
-  watch(Object, 'defineProperties', 2);
-  watch(Reflect, 'defineProperty', 3);
-  const frozen = new WeakSet();
-  const freeze = (value) => {
-    if ((typeof value !== 'object' && typeof value !== 'function') || value === null || frozen.has(value)) return;
-    frozen.add(value);
-    Object.freeze(value);
-    for (const key of Reflect.ownKeys(value)) {
-      const d = Object.getOwnPropertyDescriptor(value, key);
-      if (!d) continue;
-      if ('value' in d) freeze(d.value); else { freeze(d.get); freeze(d.set); }
-    }
-    freeze(Object.getPrototypeOf(value));
-  };
-  for (const key of Reflect.ownKeys(globalThis)) {
-    const d = Object.getOwnPropertyDescriptor(globalThis, key);
-    if (d && 'value' in d && d.value !== globalThis) freeze(d.value);
-  }
-  freeze(Object.getPrototypeOf(globalThis));
-  // The global bindings themselves stay as they are too (\`JSON = null\` would otherwise outlive the run), so
-  // a run can only add to the global object, and a count tells whether it did.
-  for (const key of Reflect.ownKeys(globalThis)) {
-    const d = Object.getOwnPropertyDescriptor(globalThis, key);
-    if (d && d.configurable) Object.defineProperty(globalThis, key, 'value' in d ? { configurable: false, writable: false } : { configurable: false });
-  }
-  const baseline = new Set(ownKeys(globalThis));
-  const enumerable = keys(globalThis).length;
-  defined = false;
-  /** Set once a run left something on the global object that cannot be removed: no run may follow it here. */
-  let spoiled = false;
-  const spoil = () => { spoiled = true; taint.applySync(undefined, []); };
-  const runOne = function (runId, fn, eventJson, globalsJson, syncRun) {
-    run = runId;
-    sync = syncRun === true;
-    imported = Object.create(null);
-    try {
-      fn(JSON.parse(eventJson), globalsJson === '{}' ? {} : JSON.parse(globalsJson));
-    } finally {
-      if (defined || keys(globalThis).length !== enumerable) {
-        for (const key of ownKeys(globalThis)) {
-          if (!baseline.has(key) && !delete globalThis[key]) spoil();
-        }
-      }
-      // A global object made non-extensible (preventExtensions, seal, freeze) cannot be given back either.
-      if (!isExtensible(globalThis)) spoil();
-      defined = false;
-      run = 0;
-      sync = false;
-    }
-  };
-  // What a run threw, as the host describes it: [message, stack] in JSON, as a run on its own gets it through
-  // isolated-vm (which has this text for a thrown object that is not an Error). A thrown value's getters run here.
-  const NOT_AN_ERROR = 'An object was thrown from supplied code within isolated-vm, but that object was not an instance of \`Error\`.';
-  const outcome = (thrown) => {
-    try {
-      if (thrown instanceof Error) return JSON.stringify([String(thrown.message), String(thrown.stack)]);
-      return JSON.stringify([(typeof thrown === 'object' && thrown !== null) || typeof thrown === 'function' ? NOT_AN_ERROR : String(thrown), '']);
-    } catch (e) {
-      return JSON.stringify([NOT_AN_ERROR, '']);
-    }
-  };
-  /**
-   * Several runs of one script on the worker's thread in one call (see worker.ts, runBatch): runs one after
-   * another, each as runOne does, and returns (JSON) an outcome per run done, '' when it succeeded. Stops
-   * after a run that spoiled the context.
-   */
-  const runBatch = function (fn, runIds, events, globals) {
-    const ids = runIds.split(','), eventLines = events.split('\\n'), globalLines = globals.split('\\n'), out = [];
-    for (let i = 0; i < ids.length && !spoiled; i++) {
-      let line = '';
-      try {
-        runOne(Number(ids[i]), fn, eventLines[i], globalLines[i], true);
-      } catch (thrown) {
-        line = outcome(thrown);
-      }
-      out.push(line);
-    }
-    return JSON.stringify(out);
-  };
-  return [runOne, runBatch];
-})()
-`;
-
 const sandboxes = new Map<string, AccountSandbox[]>();
-const runs = new Map<number, RunState>();
+/** Every isolate not disposed of yet, in a pool or not (a retired one still in use). */
+const isolates = new Set<ivm.Isolate>();
 /** The service's namespace lists by id, with the worker-local namespaces added (JSON). */
 const namespaceLists = new Map<number, string>();
 
@@ -267,41 +65,11 @@ function withLocal(namespacesJson: string): string {
   return JSON.stringify(names);
 }
 
-/** Answers a pure namespace call here, or returns undefined when the service must answer it. */
-function localCall(runId: number, namespace: string, fn: string, argsJson: string): string | undefined {
-  const functions = Object.hasOwn(LOCAL_NAMESPACES, namespace) ? LOCAL_NAMESPACES[namespace] : undefined;
-  const local = functions && Object.hasOwn(functions, fn) ? functions[fn] : undefined;
-  if (!local) return undefined;
-  try {
-    const accountId = runs.get(runId)?.accountId;
-    if (accountId === undefined) return JSON.stringify({ error: 'the run ended' });
-    const value = local(JSON.parse(argsJson) as unknown[], { accountId });
-    return value === undefined ? '{}' : JSON.stringify({ value });
-  } catch (error) {
-    return JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
-  }
-}
-/**
- * A namespace call of a run on the worker's thread: answered here when it is pure, or the attempt is void
- * (see `run`). `sql` is answered here too but is not pure (a write must not happen twice when the run starts
- * again), so it voids the attempt like a service call.
- */
-function syncCall(runId: number, namespace: string, fn: string, argsJson: string): string {
-  const local = namespace === 'sql' ? undefined : localCall(runId, namespace, fn, argsJson);
-  if (local !== undefined) return local;
-  const state = runs.get(runId);
-  if (state) state.needsHost = true;
-  return JSON.stringify({ error: 'needs the service (the run starts again)' });
-}
-
-const pendingCalls = new Map<number, { resolve: (json: string) => void; runId: number }>();
-let nextCallId = 1;
-
 // The service's end of the pipe; when it closes, the service is gone and the worker goes too.
 const pipe = new Socket({ fd: 3, readable: true, writable: true });
 pipe.setEncoding('utf8');
-pipe.on('close', () => process.exit(0));
-pipe.on('error', () => process.exit(0));
+pipe.on('close', () => exit(0));
+pipe.on('error', () => exit(0));
 
 const outbox = new Outbox<FromWorker>((messages) => {
   let text = '';
@@ -342,6 +110,7 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
     return chosen;
   }
   const isolate = new ivm.Isolate({ memoryLimit: LIMITS.memoryMb });
+  isolates.add(isolate);
   const sandbox: AccountSandbox = {
     isolate,
     context: undefined as never,
@@ -365,14 +134,14 @@ async function sandboxFor(accountId: string, request: RunRequest): Promise<Accou
   try {
     const context = await isolate.createContext();
     const global = context.global;
-    await global.set('__iotbCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => hostCall(runId, namespace, fn, argsJson)));
-    await global.set('__iotbSyncCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => syncCall(runId, namespace, fn, argsJson)));
+    await global.set('__iotbCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => hostCalls.call(runId, namespace, fn, argsJson)));
+    await global.set('__iotbSyncCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => hostCalls.sync(runId, namespace, fn, argsJson)));
     await global.set('__iotbLog', new ivm.Reference((runId: number, line: string) => {
-      const logs = runs.get(runId)?.logs;
+      const logs = hostCalls.runs.get(runId)?.logs;
       if (logs && logs.length < MAX_LOG_LINES) logs.push(line.length > MAX_LOG_LINE ? `${line.slice(0, MAX_LOG_LINE)}…` : line);
     }));
     await global.set('__iotbExit', new ivm.Reference((runId: number, message: string) => {
-      const state = runs.get(runId);
+      const state = hostCalls.runs.get(runId);
       if (state) state.exitMessage ??= message;
     }));
     await global.set('__iotbTaint', new ivm.Reference(() => {
@@ -421,7 +190,9 @@ function retire(accountId: string, sandbox: AccountSandbox): void {
     if (rest.length > 0) sandboxes.set(accountId, rest);
     else sandboxes.delete(accountId);
   }
-  if (sandbox.inUse === 0 && !sandbox.isolate.isDisposed) sandbox.isolate.dispose();
+  if (sandbox.inUse > 0) return;
+  if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
+  isolates.delete(sandbox.isolate);
 }
 
 /** `(function (event, __g) { var name = __g.name; … <script>\n})` on the script's first line, so its line numbers stay true. */
@@ -476,6 +247,9 @@ const SYNC_MAX_MS = 1;
 /** How long a first attempt on the worker's thread may run before it is stopped and the run moves to an isolate thread. */
 const SYNC_TIMEOUT_MS = 10;
 
+/** Runs under way and their namespace calls; an attempt's calls answered here may take as long as its script. */
+const hostCalls = new HostCalls(LIMITS, SYNC_TIMEOUT_MS, send);
+
 /** isolated-vm's error for a run stopped at its CPU limit (not a script's own error that says "timed out"). */
 function isTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === 'Script execution timed out.';
@@ -493,10 +267,11 @@ function runThreaded(scriptId: string): void {
 }
 
 /**
- * A run on the worker's thread took `cpuMs` of its isolate's time. A script whose runs average more than
- * SYNC_MAX_MS goes to isolate threads. The isolate's clock runs on when the machine is busy with other work,
- * and a first run or a garbage collection is slow, so one run counts for a sixteenth and at most
- * SYNC_SAMPLE_MS: a script goes only when most of its runs are slow (a 100 ms one after three runs).
+ * A run on the worker's thread took `cpuMs` of its isolate's time and of its calls answered there. A script
+ * whose runs average more than SYNC_MAX_MS goes to isolate threads. The isolate's clock runs on when the
+ * machine is busy with other work, and a first run or a garbage collection is slow, so one run counts for a
+ * sixteenth and at most SYNC_SAMPLE_MS: a script goes only when most of its runs are slow (a 100 ms one after
+ * three runs).
  */
 const SYNC_SAMPLE_MS = 8;
 function noteCpu(scriptId: string, cpuMs: number): void {
@@ -511,7 +286,7 @@ function noteCpu(scriptId: string, cpuMs: number): void {
 
 async function run(request: RunRequest): Promise<RunResult> {
   const started = process.hrtime.bigint();
-  const state: RunState = { accountId: request.definition.accountId, logs: [], exitMessage: null, needsHost: false };
+  const state = newRunState(request.definition.accountId);
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
   let wallExpired = false;
   let sandbox: AccountSandbox;
@@ -522,20 +297,20 @@ async function run(request: RunRequest): Promise<RunResult> {
   } catch (error) {
     return sandboxFailure(String(error), elapsed());
   }
-  runs.set(request.runId, state);
+  hostCalls.runs.set(request.runId, state);
   const wallTimer = setTimeout(() => {
     wallExpired = true;
     // A script stuck in a host call or over its wall time: nothing else can stop it. The account's next run gets a new isolate.
     sandbox.isolate.dispose();
   }, LIMITS.wallTimeoutMs);
-  const failed = (error: unknown): RunResult =>
-    state.exitMessage !== null
-      ? { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs: elapsed() }
-      : { status: 'failed', ...describe(error, request.definition.scriptName, sandbox.isolate, wallExpired), logs: state.logs, durationMs: elapsed() };
-  const succeeded = (): RunResult =>
-    state.exitMessage !== null
-      ? { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs: elapsed() }
-      : { status: 'success', error: null, line: null, logs: state.logs, durationMs: elapsed() };
+  /** The run's result: `thrown` holds what it threw, if it did. Its exit message first, then a limit it went over. */
+  const finish = (thrown?: { error: unknown }): RunResult => {
+    const durationMs = elapsed();
+    if (state.exitMessage !== null) return { status: 'failed', error: state.exitMessage, line: null, logs: state.logs, durationMs };
+    if (!wallExpired && hostCalls.overLimit(state)) return { status: 'failed', error: hostCalls.spentError(), line: null, logs: state.logs, durationMs };
+    if (thrown) return { status: 'failed', ...describe(thrown.error, request.definition.scriptName, sandbox.isolate, wallExpired), logs: state.logs, durationMs };
+    return { status: 'success', error: null, line: null, logs: state.logs, durationMs };
+  };
   try {
     let fn = await compiled(sandbox, request);
     const { eventJson, globalsJson } = request;
@@ -546,6 +321,7 @@ async function run(request: RunRequest): Promise<RunResult> {
       const cpuBefore = sandbox.isolate.cpuTime;
       // The attempt holds the worker's thread (and every other account's runs on it) for at most SYNC_TIMEOUT_MS.
       const attemptTimeout = Math.min(LIMITS.timeoutMs, SYNC_TIMEOUT_MS);
+      hostCalls.beginAttempt();
       try {
         sandbox.runner.applySync(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, true], { timeout: attemptTimeout });
       } catch (thrown) {
@@ -559,8 +335,8 @@ async function run(request: RunRequest): Promise<RunResult> {
       if ((!state.needsHost && !cutShort) || sandbox.isolate.isDisposed) {
         // A run stopped at the CPU limit held this thread that long: the script's next runs do not.
         if (timedOut) runThreaded(request.definition.scriptId);
-        else if (!sandbox.isolate.isDisposed) noteCpu(request.definition.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6);
-        return threw ? failed(error) : succeeded();
+        else if (!sandbox.isolate.isDisposed) noteCpu(request.definition.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6 + hostCalls.attemptCallsMs);
+        return finish(threw ? { error } : undefined);
       }
       // It needs the service, or more time than an attempt gets: again from the start, on an isolate thread.
       runThreaded(request.definition.scriptId);
@@ -576,27 +352,23 @@ async function run(request: RunRequest): Promise<RunResult> {
         fn = await compiled(sandbox, request);
       }
     }
+    // Its time counts from here; behind another run of the isolate, from its first call (see RunState).
+    state.clock = { isolate: sandbox.isolate, from: sandbox.threadedRuns === 0 ? sandbox.isolate.wallTime : undefined };
     sandbox.threadedRuns++;
     try {
       await sandbox.runner.apply(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, false], { timeout: LIMITS.timeoutMs });
     } finally {
       sandbox.threadedRuns--;
     }
-    return succeeded();
+    return finish();
   } catch (error) {
     // A run stopped mid-way skipped its clean-up: the account's next run gets a fresh context.
     if (isTimeout(error)) sandbox.tainted = true;
-    return failed(error);
+    return finish({ error });
   } finally {
     clearTimeout(wallTimer);
-    runs.delete(request.runId);
+    hostCalls.end(request.runId);
     if (!released) release(request.definition.accountId, sandbox);
-    for (const [callId, pending] of pendingCalls) {
-      if (pending.runId === request.runId) {
-        pendingCalls.delete(callId);
-        pending.resolve(JSON.stringify({ error: 'the run ended' }));
-      }
-    }
   }
 }
 
@@ -624,8 +396,9 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   try {
     const fn = await compiled(sandbox, first);
     if (sandbox.threadedRuns > 0 || threaded.has(first.definition.scriptId) || LIMITS.timeoutMs > LIMITS.wallTimeoutMs) return;
-    const states = requests.map((request): RunState => ({ accountId: request.definition.accountId, logs: [], exitMessage: null, needsHost: false }));
-    requests.forEach((request, i) => runs.set(request.runId, states[i]!));
+    const states = requests.map((request): RunState => newRunState(request.definition.accountId));
+    requests.forEach((request, i) => hostCalls.runs.set(request.runId, states[i]!));
+    hostCalls.beginAttempt();
     const cpuBefore = sandbox.isolate.cpuTime;
     let outcomes: string[];
     try {
@@ -640,12 +413,12 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
       if (isTimeout(error)) sandbox.tainted = true;
       return;
     } finally {
-      for (const request of requests) runs.delete(request.runId);
+      for (const request of requests) hostCalls.runs.delete(request.runId);
     }
     // At least one: the first run of a batch always runs.
     const done = Math.max(1, outcomes.length);
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6 / done;
-    if (!sandbox.isolate.isDisposed) noteCpu(first.definition.scriptId, Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6 / done);
+    if (!sandbox.isolate.isDisposed) noteCpu(first.definition.scriptId, (Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6 + hostCalls.attemptCallsMs) / done);
     again = requests.slice(outcomes.length);
     for (let i = 0; i < outcomes.length; i++) {
       const request = requests[i]!;
@@ -675,17 +448,6 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   }
 }
 
-function hostCall(runId: number, namespace: string, fn: string, argsJson: string): Promise<string> {
-  const local = localCall(runId, namespace, fn, argsJson);
-  if (local !== undefined) return Promise.resolve(local);
-  const callId = nextCallId++;
-  return new Promise<string>((resolve) => {
-    pendingCalls.set(callId, { resolve, runId });
-    const call: HostCall = { kind: 'call', runId, callId, namespace, fn, argsJson };
-    send(call);
-  });
-}
-
 /** Script definitions by the service's number for them. */
 const scripts = new Map<number, ScriptDefinition>();
 
@@ -698,7 +460,7 @@ const lines = new LineReader(
     if (message) receive(message);
   },
   // The service does not write such lines: something is wrong with it or the pipe, and it will start a new worker.
-  () => process.exit(1),
+  () => exit(1),
 );
 pipe.on('data', (chunk: string) => {
   lines.push(chunk);
@@ -756,12 +518,17 @@ function receive(message: ToWorker): void {
   } else if (message.kind === 'namespaces') {
     namespaceLists.set(message.id, withLocal(message.json));
   } else if (message.kind === 'reply') {
-    const pending = pendingCalls.get(message.callId);
-    if (!pending) return;
-    pendingCalls.delete(message.callId);
-    // The script side parses `{value}` or `{error}`; the value is already JSON text, so splice it in.
-    pending.resolve(message.error !== undefined ? JSON.stringify({ error: message.error }) : message.json === undefined ? '{}' : `{"value":${message.json}}`);
+    hostCalls.reply(message);
   }
 }
 
-process.on('SIGTERM', () => process.exit(0));
+process.on('SIGTERM', () => exit(0));
+
+/**
+ * Ends the worker. process.exit() alone never returned while a run waited for a host call: isolated-vm joins
+ * its threads at exit, and that run's thread waits for this one. Disposing the isolates first releases them.
+ */
+function exit(code: number): void {
+  for (const isolate of isolates) if (!isolate.isDisposed) isolate.dispose();
+  process.exit(code);
+}
