@@ -1,5 +1,6 @@
 import net from 'node:net';
 import type { Logger } from 'pino';
+import { ThrottledLog } from '../devices/throttled-log.js';
 import { ENV_NAMES } from '../config.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import type { Scope } from '../domain/scope.js';
@@ -51,6 +52,8 @@ export class TcpServer implements DeviceServer, TcpChannel {
   readonly name = 'tcp';
   readonly #context: DeviceServerContext;
   readonly #logger: Logger;
+  /** Refused and broken connections: anyone can cause them, so they are logged sparingly. */
+  readonly #refusals: ThrottledLog;
   readonly #directory: ServiceDirectory<TcpOptions>;
   readonly #connections = new Set<Connection>();
   /** The open connection of each identified device, by endpoint id. */
@@ -60,6 +63,7 @@ export class TcpServer implements DeviceServer, TcpChannel {
   constructor(context: DeviceServerContext) {
     this.#context = context;
     this.#logger = context.logger.child({ server: 'tcp' });
+    this.#refusals = new ThrottledLog(this.#logger);
     context.domain.services.checkOptions('tcp', (options) => void tcpOptions(options));
     this.#directory = new ServiceDirectory(context.domain.services, 'tcp', (service) => tcpOptions(service.options), this.#logger);
     context.channels.tcp = this;
@@ -143,7 +147,7 @@ export class TcpServer implements DeviceServer, TcpChannel {
       frames = device.decoder.push(chunk);
     } catch (error) {
       if (!(error instanceof FrameError)) throw error;
-      this.#close(connection, error.message);
+      this.#close(connection, error.message, {}, 'frame');
       return;
     }
     for (const frame of frames) await this.#message(connection, frame);
@@ -219,7 +223,7 @@ export class TcpServer implements DeviceServer, TcpChannel {
       const split = splitKey(frame, device.target.options.prefix);
       if (split?.key !== device.endpoint.key) {
         // A connection is one device: a frame naming another key (or none) is not delivered anywhere.
-        this.#logger.info({ remoteAddr: connection.remoteAddr, endpointId: device.endpoint.id, bytes: frame.length }, "TCP frame without the connection's device key dropped");
+        this.#refusals.info('frame without key', { remoteAddr: connection.remoteAddr, endpointId: device.endpoint.id, bytes: frame.length }, "TCP frame without the connection's device key dropped");
         return;
       }
       payload = split.rest;
@@ -241,9 +245,12 @@ export class TcpServer implements DeviceServer, TcpChannel {
     await this.#context.presence.disconnected(device.endpoint, 'tcp', this.#server ? 'connection closed' : 'service stopping');
   }
 
-  /** Closes a connection with a log line saying why (unknown device, oversized frame, …). */
-  #close(connection: Connection, reason: string, detail: Record<string, unknown> = {}): void {
-    this.#logger.info({ remoteAddr: connection.remoteAddr, endpointId: connection.device?.endpoint.id, reason, ...detail }, `TCP connection closed: ${reason}`);
+  /**
+   * Closes a connection with a log line saying why (unknown device, oversized frame, …): one line per kind of
+   * reason in 10 s at most (`kind`, when the reason's text varies), since anyone can open connections.
+   */
+  #close(connection: Connection, reason: string, detail: Record<string, unknown> = {}, kind = reason): void {
+    this.#refusals.info(`closed ${kind}`, { remoteAddr: connection.remoteAddr, endpointId: connection.device?.endpoint.id, detail: reason, ...detail }, `TCP connection closed: ${reason}`);
     connection.socket.destroy();
   }
 }

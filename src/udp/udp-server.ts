@@ -1,5 +1,6 @@
 import dgram from 'node:dgram';
 import type { Logger } from 'pino';
+import { ThrottledLog } from '../devices/throttled-log.js';
 import { ConfigError, ENV_NAMES } from '../config.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import type { Scope } from '../domain/scope.js';
@@ -26,7 +27,6 @@ const MAX_IN_FLIGHT = 1000;
 export const QUEUE_TTL_SECONDS = 604_800;
 
 const PURGE_INTERVAL_MS = 10 * 60_000;
-const REFUSAL_LOG_MS = 10_000;
 
 /** What scripts reach through `context.devices.udp` (the `udp` namespace). Tenancy: `scope` must own the endpoint. */
 export interface UdpChannel {
@@ -62,13 +62,15 @@ export class UdpServer implements DeviceServer, UdpChannel {
   /** Datagrams of one source are handled in order (their events stay ordered); sources in parallel. */
   readonly #bySource = new Map<string, Promise<void>>();
   #inFlight = 0;
-  readonly #refusalLog = new Map<RefusalReason, { at: number; suppressed: number }>();
+  /** Refused datagrams: one line per reason in 10 s, counting the ones left out (a flood of junk does not flood the log). */
+  readonly #refusals: ThrottledLog;
   #socket: dgram.Socket | undefined;
   #purgeTimer: NodeJS.Timeout | undefined;
 
   constructor(context: DeviceServerContext, queue: UdpQueueStore = new SqlUdpQueueStore(context.database.db)) {
     this.#context = context;
     this.#logger = context.logger.child({ server: 'udp' });
+    this.#refusals = new ThrottledLog(this.#logger);
     this.#queue = queue;
     context.domain.services.checkOptions('udp', (options) => void udpOptions(options));
     this.#directory = new ServiceDirectory(context.domain.services, 'udp', (service) => udpOptions(service.options), this.#logger);
@@ -158,7 +160,7 @@ export class UdpServer implements DeviceServer, UdpChannel {
     if (route.kind === 'provision') route = await this.#provision(route, datagram);
     if (route.kind === 'refused') {
       this.stats.refused[route.reason]++;
-      this.#logRefusal(route.reason, { remoteAddr: datagram.remoteAddr, bytes: datagram.bytes.length, ...route.detail });
+      this.#refusals.info(route.reason, { remoteAddr: datagram.remoteAddr, bytes: datagram.bytes.length, ...route.detail }, `UDP datagram refused: ${route.reason}`);
       return;
     }
     if (route.kind !== 'device') return;
@@ -171,18 +173,6 @@ export class UdpServer implements DeviceServer, UdpChannel {
     const seen = await this.#context.presence.heard(endpoint, { protocol: 'udp', remoteAddr: datagram.remoteAddr });
     await this.#context.presence.emit(seen, UDP_MESSAGE_EVENT, { remoteAddr: datagram.remoteAddr, ...payloadFields(payload) });
     this.stats.delivered++;
-  }
-
-  /** One line per reason every REFUSAL_LOG_MS at most, counting the ones in between: a flood of junk does not flood the log. */
-  #logRefusal(reason: RefusalReason, detail: Record<string, unknown>): void {
-    const now = Date.now();
-    const last = this.#refusalLog.get(reason);
-    if (last && now - last.at < REFUSAL_LOG_MS) {
-      last.suppressed++;
-      return;
-    }
-    this.#refusalLog.set(reason, { at: now, suppressed: 0 });
-    this.#logger.info({ reason, ...detail, refusedSinceLastLine: last?.suppressed ?? 0 }, `UDP datagram refused: ${reason}`);
   }
 
   async #provision(route: Extract<Route, { kind: 'provision' }>, datagram: Datagram): Promise<Route> {

@@ -54,6 +54,8 @@ export interface RequestOptions {
 export interface StartOptions {
   /** Subscribe consumers before queued events of an earlier run are dispatched. */
   readonly beforeBusStart?: (bus: EventBus) => void | Promise<void>;
+  /** Receives the service's log lines (JSON text, info level and above) instead of silence. */
+  readonly logLines?: (line: string) => void;
 }
 
 export interface TestService {
@@ -90,7 +92,10 @@ export async function startService(dialect: Dialect['name'], overrides: Partial<
 }
 
 async function run(config: Config, options: StartOptions, cleanUp: () => Promise<void>): Promise<TestService> {
-  const bridge = new IotBridge(config, pino({ level: process.env.IOTBRIDGE_TEST_LOG_LEVEL ?? 'silent' }), options);
+  const logger = options.logLines
+    ? pino({ level: 'info' }, { write: options.logLines })
+    : pino({ level: process.env.IOTBRIDGE_TEST_LOG_LEVEL ?? 'silent' });
+  const bridge = new IotBridge(config, logger, options);
   const started = await bridge.start();
   const baseUrl = `http://127.0.0.1:${started.ports.http}`;
 

@@ -12,7 +12,7 @@ import { Socket } from 'node:net';
 import ivm from 'isolated-vm';
 import { LOCAL_NAMESPACES } from '../namespaces/local/index.js';
 import { BOOTSTRAP } from './bootstrap.js';
-import { HostCalls, newRunState, type RunState } from './host-calls.js';
+import { clockReading, HostCalls, newRunState, type RunState } from './host-calls.js';
 import { LIMITS_ENV, type FromWorker, type RunLimits, type RunResult, type ScriptDefinition, type ToWorker } from './protocol.js';
 import { Outbox } from './outbox.js';
 import { LineReader, decodeToWorker, encodeFromWorker } from './wire.js';
@@ -353,7 +353,7 @@ async function run(request: RunRequest): Promise<RunResult> {
       }
     }
     // Its time counts from here; behind another run of the isolate, from its first call (see RunState).
-    state.clock = { isolate: sandbox.isolate, from: sandbox.threadedRuns === 0 ? sandbox.isolate.wallTime : undefined };
+    state.clock = { isolate: sandbox.isolate, from: sandbox.threadedRuns === 0 ? clockReading(sandbox.isolate) : undefined };
     sandbox.threadedRuns++;
     try {
       await sandbox.runner.apply(undefined, [request.runId, fn.derefInto(), eventJson, globalsJson, false], { timeout: LIMITS.timeoutMs });
