@@ -58,20 +58,42 @@ export function bytesOption(options: ServiceOptions, name: string, fallback: Buf
 }
 
 /** A list of IPv4/IPv6 addresses and CIDR blocks (`["10.0.0.0/8", "2001:db8::/32", "192.0.2.7"]`). */
-export function networksOption(options: ServiceOptions, name: string): BlockList | undefined {
+export function networksOption(options: ServiceOptions, name: string, widest = { ipv4: 0, ipv6: 0 }): Networks | undefined {
   const value = options[name];
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value) || value.length === 0) throw invalid(name, 'a non-empty array of addresses or CIDR blocks', value);
-  const list = new BlockList();
+  const networks = new Networks();
   for (const entry of value as unknown[]) {
     const [address = '', prefix] = String(entry).split('/');
     const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    const bits = Number(prefix);
-    if (typeof entry !== 'string' || isIP(address) === 0 || (prefix !== undefined && (!Number.isInteger(bits) || bits < 0 || bits > (family === 'ipv6' ? 128 : 32)))) {
+    const bits = prefix === undefined ? (family === 'ipv6' ? 128 : 32) : Number(prefix);
+    if (typeof entry !== 'string' || isIP(address) === 0 || (prefix !== undefined && (!/^\d+$/.test(prefix) || bits > (family === 'ipv6' ? 128 : 32)))) {
       throw invalid(name, 'a list of addresses or CIDR blocks', entry);
     }
-    if (prefix === undefined) list.addAddress(address, family);
-    else list.addSubnet(address, bits, family);
+    if (bits < widest[family]) throw invalid(name, `networks of at most /${widest.ipv4} (IPv4) and /${widest.ipv6} (IPv6)`, entry);
+    networks.add(address, bits, family);
   }
-  return list;
+  return networks;
+}
+
+/** Networks (addresses and CIDR blocks) a service claims, and how specifically they name an address. */
+export class Networks {
+  readonly #entries: { readonly list: BlockList; readonly bits: number }[] = [];
+
+  add(address: string, bits: number, family: 'ipv4' | 'ipv6'): void {
+    const list = new BlockList();
+    list.addSubnet(address, bits, family);
+    this.#entries.push({ list, bits });
+  }
+
+  check(host: string, family: 'ipv4' | 'ipv6'): boolean {
+    return this.specificity(host, family) >= 0;
+  }
+
+  /** The prefix length of the narrowest of these networks holding `host` (32 or 128 for the address itself); -1 when none does. */
+  specificity(host: string, family: 'ipv4' | 'ipv6'): number {
+    let best = -1;
+    for (const { list, bits } of this.#entries) if (bits > best && list.check(host, family)) best = bits;
+    return best;
+  }
 }

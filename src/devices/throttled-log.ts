@@ -20,6 +20,15 @@ export class ThrottledLog {
 
   /** Logs `message` at info level unless a line for `reason` was written within the window. */
   info(reason: string, detail: Record<string, unknown>, message: string): void {
+    this.#write('info', reason, detail, message);
+  }
+
+  /** The same at error level: failures a peer can cause again and again (one datagram after another). */
+  error(reason: string, detail: Record<string, unknown>, message: string): void {
+    this.#write('error', reason, detail, message);
+  }
+
+  #write(level: 'info' | 'error', reason: string, detail: Record<string, unknown>, message: string): void {
     const now = Date.now();
     const last = this.#last.get(reason);
     if (last && now - last.at < this.#intervalMs) {
@@ -29,6 +38,6 @@ export class ThrottledLog {
     // Reasons are a fixed set per caller; the map only grows when a caller passes free text, so cap it.
     if (this.#last.size >= 1000) this.#last.clear();
     this.#last.set(reason, { at: now, suppressed: 0 });
-    this.#logger.info({ reason, ...detail, refusedSinceLastLine: last?.suppressed ?? 0 }, message);
+    this.#logger[level]({ reason, ...detail, refusedSinceLastLine: last?.suppressed ?? 0 }, message);
   }
 }

@@ -122,9 +122,17 @@ export class Services {
     return service;
   }
 
-  /** Replaces name, type and options; options left out fall back to their defaults. */
+  /**
+   * Replaces name, type and options; options left out fall back to their defaults. The type changes only while
+   * the service has no endpoints: their keys were checked against the old type's devices, and a key another
+   * account's device of the new type uses would then take that device over (security.md "Endpoint keys").
+   */
   async replace(scope: Scope, id: string, input: ServiceInput): Promise<Service> {
     const current = await this.get(scope, id);
+    if (input.type !== current.type) {
+      const endpoints = await this.#store.endpointCount(id);
+      if (endpoints > 0) throw new AppError('IOTB_SERVICE_NOT_EMPTY', `The type of a service with endpoints cannot change (${current.type} to ${input.type}); move or delete its endpoints first`, { endpoints });
+    }
     const service: Service = {
       ...current,
       name: input.name,

@@ -128,7 +128,7 @@ export class TcpServer implements DeviceServer, TcpChannel {
   /** Runs `step` after the connection's earlier work; a failure closes the connection, never the process. */
   #then(connection: Connection, step: () => Promise<void>): Promise<void> {
     connection.work = connection.work.then(step).catch((error: unknown) => {
-      this.#logger.error({ err: error, remoteAddr: connection.remoteAddr }, 'TCP connection failed; closing it');
+      this.#refusals.error('failed', { err: error, remoteAddr: connection.remoteAddr }, 'TCP connection failed; closing it');
       connection.socket.destroy();
     });
     return connection.work;

@@ -1,8 +1,7 @@
-import type { BlockList } from 'node:net';
 import type { ServiceOptions } from '../domain/services.js';
 import { AppError } from '../errors.js';
 import { keyPrefixOption, type KeyPrefix } from '../devices/device-keys.js';
-import { boolOption, enumOption, intOption, networksOption, stringOption } from '../devices/service-options.js';
+import { boolOption, enumOption, intOption, networksOption, stringOption, type Networks } from '../devices/service-options.js';
 
 export const UDP_KEY_RULES = ['prefix', 'address', 'script'] as const;
 export type UdpKeyRule = (typeof UDP_KEY_RULES)[number];
@@ -17,17 +16,21 @@ export interface UdpOptions {
   /** `script` rule: the body of `function (datagram) { … return key; }`, run in the account's sandbox. */
   readonly keyScript: string | undefined;
   /** Networks this service claims: datagrams from them go only to services claiming them. Required by `script`. */
-  readonly sources: BlockList | undefined;
+  readonly sources: Networks | undefined;
   /** Create unknown devices on their first datagram instead of refusing it. */
   readonly autoProvision: boolean;
   /** Messages `udp.queue` holds per device at most (default 100). */
   readonly queueLimit: number;
 }
 
+/** The widest network a service may claim in `sources` (docs/udp-tcp.md "Routing"). */
+export const WIDEST_CLAIM = { ipv4: 8, ipv6: 16 } as const;
+
 export function udpOptions(options: ServiceOptions): UdpOptions {
   const keyRule = enumOption(options, 'keyRule', UDP_KEY_RULES, 'prefix');
   const keyScript = stringOption(options, 'keyScript');
-  const sources = networksOption(options, 'sources');
+  // A claim narrows who may hear a network: claiming the whole address space is no device network.
+  const sources = networksOption(options, 'sources', WIDEST_CLAIM);
   if (keyRule === 'script' && (keyScript === undefined || sources === undefined)) {
     // A script sees payloads before any device is known: only from networks the service claims (docs/udp-tcp.md).
     throw new AppError('IOTB_REQUEST_VALIDATION', 'options.keyRule "script" needs options.keyScript and options.sources', { option: 'keyScript' });

@@ -23,10 +23,9 @@ export type Route =
 
 /**
  * Why a datagram was dropped: no service could read a key from it or knows the device (`unknown`); the
- * key names devices of several services (`ambiguous`); its source network is claimed by services of
- * several accounts (`contested`).
+ * key names devices of several services (`ambiguous`).
  */
-export type RefusalReason = 'unknown' | 'ambiguous' | 'contested';
+export type RefusalReason = 'unknown' | 'ambiguous';
 
 /** A key a service's rule read from the datagram, and the payload that goes with it. */
 interface Candidate {
@@ -47,12 +46,15 @@ export interface UdpRouterDeps {
 /**
  * Decides which device a datagram on the shared UDP port comes from (docs/udp-tcp.md "Routing"):
  *
- * 1. Services whose `sources` contain the source address claim it; only they are considered (and they
- *    must all belong to one account). Without a claim, services that claim no network are considered.
- * 2. Each `prefix` / `address` service reads a key; a known endpoint with that key in that very service
- *    is the device. One match is delivered; several are refused as ambiguous, never guessed.
- * 3. Otherwise each claiming `script` service runs its key script, with the same rule.
- * 4. Otherwise, if exactly one considered service with `autoProvision` read a key, the device is created there.
+ * 1. Each `prefix` / `address` service that may hear the source (it claims no network, or claims one holding
+ *    the source) reads a key; a known endpoint with that key in that very service is the device. One match is
+ *    delivered; several are refused as ambiguous, never guessed. A claim by one account never hides another
+ *    account's known devices: a tenant claiming 0.0.0.0/0 once cut every other tenant's devices off.
+ * 2. Otherwise the source's claimant runs its key scripts: the account whose service claims the source most
+ *    specifically (the longest prefix; the oldest claim on a tie). Only its `script` services holding the
+ *    source run, so no account's script sees a datagram from a network another account claims more closely.
+ * 3. Otherwise, if exactly one service with `autoProvision` read a key, the device is created there: among the
+ *    claimant's services when the source is claimed, else among the services claiming no network.
  */
 export class UdpRouter {
   readonly #deps: UdpRouterDeps;
@@ -63,15 +65,16 @@ export class UdpRouter {
 
   async route(datagram: Datagram): Promise<Route> {
     const all = await this.#deps.services();
-    const claimed = all.filter((s) => s.options.sources?.check(datagram.host, family(datagram.host)) === true);
-    const considered = claimed.length > 0 ? claimed : all.filter((s) => s.options.sources === undefined);
-    const accounts = new Set(claimed.map((s) => s.service.accountId));
-    if (accounts.size > 1) return { kind: 'refused', reason: 'contested', detail: { serviceIds: claimed.map((s) => s.service.id) } };
+    const hostFamily = family(datagram.host);
+    const claimedBy = all.filter((s) => s.options.sources?.check(datagram.host, hostFamily) === true);
+    const listening = all.filter((s) => s.options.sources === undefined || claimedBy.includes(s));
 
-    const indexed = readKeys(considered.filter((s) => s.options.keyRule !== 'script'), datagram);
+    const indexed = readKeys(listening.filter((s) => s.options.keyRule !== 'script'), datagram);
     const known = await this.#match(indexed);
     if (known) return known;
 
+    const claimant = claimantOf(claimedBy, datagram.host, hostFamily);
+    const considered = claimant ? claimedBy.filter((s) => s.service.accountId === claimant) : all.filter((s) => s.options.sources === undefined);
     const scripted: Candidate[] = [];
     for (const target of considered.filter((s) => s.options.keyRule === 'script')) {
       const key = await this.#deps.keyScript(target, datagram);
@@ -80,7 +83,7 @@ export class UdpRouter {
     const found = await this.#match(scripted);
     if (found) return found;
 
-    const provisioning = provisioningCandidate([...indexed, ...scripted]);
+    const provisioning = provisioningCandidate([...indexed.filter((c) => considered.includes(c.target)), ...scripted]);
     if (provisioning.kind === 'one') return { kind: 'provision', ...provisioning.candidate };
     if (provisioning.kind === 'many') return { kind: 'refused', reason: 'ambiguous', detail: { serviceIds: provisioning.serviceIds } };
     return { kind: 'refused', reason: 'unknown', detail: { keys: [...new Set([...indexed, ...scripted].map((c) => c.key))] } };
@@ -113,6 +116,17 @@ function readKeys(services: UdpService[], datagram: Datagram): Candidate[] {
     if (found) candidates.push({ target, ...found });
   }
   return candidates;
+}
+
+/** The account whose service claims `host` most specifically (longest prefix; on a tie, the oldest service). */
+function claimantOf(claimedBy: UdpService[], host: string, hostFamily: 'ipv4' | 'ipv6'): string | undefined {
+  let best: { service: UdpService; bits: number } | undefined;
+  for (const service of claimedBy) {
+    const bits = service.options.sources!.specificity(host, hostFamily);
+    const older = best !== undefined && bits === best.bits && service.service.createdAt < best.service.service.createdAt;
+    if (best === undefined || bits > best.bits || older) best = { service, bits };
+  }
+  return best?.service.service.accountId;
 }
 
 function family(host: string): 'ipv4' | 'ipv6' {

@@ -53,7 +53,7 @@ export interface UdpStats {
  */
 export class UdpServer implements DeviceServer, UdpChannel {
   readonly name = 'udp';
-  readonly stats: UdpStats = { received: 0, delivered: 0, refused: { unknown: 0, ambiguous: 0, contested: 0, overload: 0, error: 0 } };
+  readonly stats: UdpStats = { received: 0, delivered: 0, refused: { unknown: 0, ambiguous: 0, overload: 0, error: 0 } };
   readonly #context: DeviceServerContext;
   readonly #logger: Logger;
   readonly #directory: ServiceDirectory<UdpOptions>;
@@ -146,7 +146,7 @@ export class UdpServer implements DeviceServer, UdpChannel {
       .then(() => this.#handle(datagram))
       .catch((error: unknown) => {
         this.stats.refused.error++;
-        this.#logger.error({ err: error, remoteAddr }, 'could not handle a datagram; it is dropped');
+        this.#refusals.error('error', { err: error, remoteAddr }, 'could not handle a datagram; it is dropped');
       })
       .finally(() => {
         this.#inFlight--;
@@ -182,6 +182,8 @@ export class UdpServer implements DeviceServer, UdpChannel {
     } catch (error) {
       // Another datagram (another process) created it meanwhile: route again, it is known now.
       if (error instanceof AppError && error.code === 'IOTB_ENDPOINT_KEY_TAKEN') return this.#router.route(datagram);
+      // The key is another account's device (one this service's network does not reach): not this service's to create.
+      if (error instanceof AppError && error.code === 'IOTB_ENDPOINT_KEY_IN_USE') return { kind: 'refused', reason: 'unknown', detail: { keys: [route.key] } };
       throw error;
     }
   }

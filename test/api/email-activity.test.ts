@@ -59,6 +59,25 @@ describe('script namespaces: email (against a real SMTP server), activity, endpo
     assert.equal(decoded, 'device,value,note\r\ndev-1,21.5,ok\r\ndev-2,19,"has, comma"\r\n');
   });
 
+  it('sends at most 100 mails per account and hour, and a script cannot reset the count', async () => {
+    const sender = await createAccount(service, 'mail-loop');
+    const before = received.length;
+    const result = await runScript(service, sender.token, `
+      var hour = Math.floor(Date.now() / 3600000);
+      for (var i = 0; i < 100; i++) {
+        email.send({ to: 'ops@example.com', subject: 'n' + i, text: 'x' });
+        // Where the count was kept before: the account's own cache.
+        cache.delete('\\u0001email\\u0001' + hour);
+      }
+      try { email.send({ to: 'ops@example.com', subject: 'one more', text: 'x' }); } catch (e) { log(e.message); }
+    `);
+    assert.equal(result.status, 'success', `${result.error} line ${result.line}`);
+    assert.deepEqual(result.logs, ['email.send: this account sent 100 mails this hour; try later']);
+    assert.equal(received.length - before, 100);
+    const other = await runScript(service, account.token, `email.send({ to: 'ops@example.com', subject: 'still', text: 'x' }); log('sent');`);
+    assert.deepEqual(other.logs, ['sent'], "another account's count is its own");
+  });
+
   it('lists recent activity and moves an endpoint to another service', async () => {
     const first = await createService(service, account.token, { name: 'first' });
     const second = await createService(service, account.token, { name: 'second', type: 'coap' });

@@ -107,6 +107,20 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(unknown, ambiguous);
     });
 
+    it("a key parked in a service of another type cannot become a device key by changing the service's type", async () => {
+      await createEndpoint(service, a.token, { key: 'urn:imei:350000000000009', serviceId: lwm2mA });
+      const parking = await createService(service, b.token, { name: 'parking', type: 'http' });
+      await createEndpoint(service, b.token, { key: 'urn:imei:350000000000009', serviceId: parking });
+      const retyped = await service.request('PUT', `/services/${parking}`, { token: b.token, body: { name: 'parking', type: 'lwm2m' } });
+      assert.equal(retyped.status, 409);
+      assert.equal(retyped.body.error.code, 'IOTB_SERVICE_NOT_EMPTY');
+      const empty = await createService(service, b.token, { name: 'empty', type: 'http' });
+      assert.equal((await service.request('PUT', `/services/${empty}`, { token: b.token, body: { name: 'empty', type: 'lwm2m' } })).status, 200, 'an empty service may change type');
+      const device = await devices.start('urn:imei:350000000000009');
+      assert.equal(await device.register(), '2.01');
+      assert.equal((await service.request('GET', '/endpoints/k.urn:imei:350000000000009', { token: a.token })).body.state, 'connected');
+    });
+
     it('UDP: the same rule; A keeps receiving its device after B tried its key', async () => {
       const udpA = await createService(service, a.token, { name: 'udp-a', type: 'udp' });
       const udpB = await createService(service, b.token, { name: 'udp-b', type: 'udp' });

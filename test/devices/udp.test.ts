@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { createTrigger, eventsArrive, executionsOf, history, UdpDevice } from '../helpers/devices.js';
+import { createTrigger, eventsArrive, executionsOf, history, UdpDevice, waitFor } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { runScript } from '../helpers/scripts.js';
 import { ipv6Available } from '../helpers/coap.js';
@@ -94,7 +94,7 @@ for (const dialect of DIALECTS) {
       assert.equal(event!.data.text, 'for whom?');
     });
 
-    it('a key script reads binary ids of the network its service claims; a rival claim from another account stops it', async () => {
+    it("a key script reads binary ids of the network its service claims; a wider claim of another account neither stops it nor sees it", async () => {
       const scripted = await createService(service, a.token, {
         name: 'udp binary',
         type: 'udp',
@@ -106,13 +106,23 @@ for (const dialect of DIALECTS) {
       const [event] = await eventsArrive(service, a.token, ['udp-message'], 1, tracker.id);
       assert.equal(event!.data.payload, 'cafebabe0102');
 
-      const rival = await createService(service, b.token, { name: 'rival', type: 'udp', options: { keyRule: 'script', sources: ['127.0.0.0/8'], keyScript: 'return "cafebabe";' } });
+      // Account B claims all of 127/8 with a key script that would log what it sees, and provisions what it reads.
+      const rival = await createService(service, b.token, {
+        name: 'rival',
+        type: 'udp',
+        options: { keyRule: 'script', sources: ['127.0.0.0/8'], autoProvision: true, keyScript: 'log("saw " + datagram.payload); return "stolen-" + datagram.payload;' },
+      });
       await d.send(Buffer.from('cafebabe0304', 'hex'));
-      await sleep(300);
-      assert.equal((await history(service, a.token, ['udp-message'], tracker.id)).length, 1, 'a contested network reaches no one');
-      assert.equal((await service.request('DELETE', `/services/${rival}?cascade=true`, { token: b.token })).status, 204);
-      await d.send(Buffer.from('cafebabe0506', 'hex'));
       await eventsArrive(service, a.token, ['udp-message'], 2, tracker.id);
+      const seenByB = await service.request('GET', '/endpoints?limit=100', { token: b.token });
+      assert.ok(seenByB.body.items.every((e: { key: string }) => !e.key.startsWith('stolen-')), "B's script never ran on A's network");
+      // Elsewhere in 127/8 the datagram is B's to read.
+      const other = await device('127.0.0.3');
+      await other.send(Buffer.from('0a0b', 'hex'));
+      await waitFor(async () => ((await service.request('GET', '/endpoints/k.stolen-0a0b', { token: b.token })).status === 200 ? true : undefined), "B's own device");
+      assert.equal((await service.request('DELETE', `/services/${rival}?cascade=true`, { token: b.token })).status, 204);
+      const wide = await service.request('POST', '/services', { token: b.token, body: { name: 'all', type: 'udp', options: { sources: ['0.0.0.0/0'] } } });
+      assert.equal(wide.status, 400, 'nobody claims the whole address space');
     });
 
     it('refuses service options it could not use, naming the option', async () => {

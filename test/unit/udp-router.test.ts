@@ -74,18 +74,39 @@ describe('UDP routing on the shared port', () => {
     assert.equal(routed.kind === 'device' && routed.endpoint.key, 'x');
   });
 
-  it('services claiming a network get its datagrams alone; claims of two accounts refuse them', async () => {
+  it("a claimed network never hides another account's known devices; a claiming service hears only its networks", async () => {
     const open = service('open', 'acc-a');
     const claiming = service('claim', 'acc-b', { sources: ['10.0.0.0/8'] });
-    const { route } = router([open, claiming], [endpoint('dev', open), endpoint('dev', claiming)]);
-    const fromClaimed = await route(datagram('dev:1', '10.1.2.3'));
-    assert.equal(fromClaimed.kind === 'device' && fromClaimed.target.service.id, 'claim');
-    const elsewhere = await route(datagram('dev:1', '192.0.2.1'));
-    assert.equal(elsewhere.kind === 'device' && elsewhere.target.service.id, 'open');
-    const rival = service('rival', 'acc-c', { sources: ['10.1.0.0/16'] });
-    const contested = router([open, claiming, rival], [endpoint('dev', claiming)]);
-    assert.equal((await contested.route(datagram('dev:1', '10.1.2.3'))).kind, 'refused');
-    assert.equal(((await contested.route(datagram('dev:1', '10.1.2.3'))) as { reason: string }).reason, 'contested');
+    const everything = service('everything', 'acc-c', { sources: ['192.0.0.0/8'], autoProvision: true });
+    const { route } = router([open, claiming, everything], [endpoint('dev-a', open), endpoint('dev-b', claiming)]);
+    const fromClaimed = await route(datagram('dev-a:1', '10.1.2.3'));
+    assert.equal(fromClaimed.kind === 'device' && fromClaimed.target.service.id, 'open');
+    const own = await route(datagram('dev-b:1', '10.1.2.3'));
+    assert.equal(own.kind === 'device' && own.target.service.id, 'claim');
+    assert.equal((await route(datagram('dev-b:1', '192.0.2.1'))).kind !== 'device', true, 'not from outside its networks');
+    // An unknown key from 10/8 is account B's to provision or refuse (its claim is narrower than C's), not C's.
+    assert.equal((await route(datagram('new-1:1', '10.1.2.3'))).kind, 'refused');
+    assert.deepEqual(await route(datagram('new-2:1', '192.0.2.1')), { kind: 'provision', target: everything, key: 'new-2', payload: Buffer.from('1') });
+  });
+
+  it("only the closest claimant's key scripts see a datagram (longest prefix, then the oldest claim)", async () => {
+    const wide = service('wide', 'acc-b', { keyRule: 'script', keyScript: 'return "w";', sources: ['10.0.0.0/8'] });
+    const narrow = service('narrow', 'acc-c', { keyRule: 'script', keyScript: 'return "n";', sources: ['10.1.0.0/16'] });
+    const greedy = service('greedy', 'acc-d', { keyRule: 'script', keyScript: 'return "g";', sources: ['8.0.0.0/8', '10.0.0.0/8', '192.0.0.0/8', '2001::/16'] });
+    // The greedy account claimed 10/8 too, but after the wide one did.
+    (wide.service as { createdAt: string }).createdAt = '2019-01-01T00:00:00.000Z';
+    (greedy.service as { createdAt: string }).createdAt = '2022-01-01T00:00:00.000Z';
+    const { route, ran } = router([greedy, wide, narrow], [], { wide: 'w', narrow: 'n', greedy: 'g' });
+    await route(datagram('\x00', '10.1.2.3'));
+    await route(datagram('\x00', '10.2.0.1'));
+    await route(datagram('\x00', '192.0.2.1'));
+    assert.deepEqual(ran, ['narrow', 'wide', 'greedy']);
+    const older = service('older', 'acc-e', { keyRule: 'script', keyScript: 'return 1;', sources: ['10.1.0.0/16'] });
+    (older.service as { createdAt: string }).createdAt = '2020-01-01T00:00:00.000Z';
+    (narrow.service as { createdAt: string }).createdAt = '2021-01-01T00:00:00.000Z';
+    const tie = router([narrow, older], []);
+    await tie.route(datagram('\x00', '10.1.2.3'));
+    assert.deepEqual(tie.ran, ['older'], 'the same prefix: the older claim');
   });
 
   it('key scripts run only for claimed networks, after the key rules found nothing', async () => {
@@ -99,6 +120,7 @@ describe('UDP routing on the shared port', () => {
     await route(datagram('\x00\x01', '192.0.2.1'));
     assert.deepEqual(ran, ['script'], 'no script for a network it does not claim');
     assert.throws(() => udpOptions({ keyRule: 'script', keyScript: 'return 1' } as never), /sources/);
+    for (const wide of ['0.0.0.0/0', '10.0.0.0/7', '::/0', '2001::/15']) assert.throws(() => udpOptions({ sources: [wide] } as never), /at most \/8/, wide);
   });
 
   it('provisions in the one auto-provisioning service that read a key, never in two', async () => {
