@@ -1,6 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 import { ERRORS, type ErrorCode } from '../errors.js';
-import { DEVICE_PASSWORD_MAX_LENGTH } from '../domain/endpoints.js';
+import { DEVICE_PASSWORD_MAX_LENGTH } from '../domain/device-credentials.js';
 import { KEEP_ALIVE_MODES, SERVICE_TYPES } from '../domain/services.js';
 import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT } from '../domain/pagination.js';
 import { LOGIN_CANDIDATES_MAX, PASSWORD_MIN_LENGTH } from '../domain/users.js';
@@ -255,18 +255,27 @@ export const StoredObject = Type.Object({ name: Type.String(), value: Type.Unkno
 
 export const EndpointCredentials = Type.Object({
   passwordSet: Type.Boolean({ description: 'Whether the device has a password to log in with (MQTT: username = endpoint key)' }),
+  kind: Type.Optional(Type.Union([Type.Literal('generated'), Type.Literal('chosen')], { description: '`generated` by the service, or `chosen` by someone; absent when none is set' })),
   updatedAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the password was last set; absent when none is set' })),
 });
-export const EndpointCredentialsWrite = Type.Object(
+const ChosenPassword = Type.Object(
   {
     password: Type.String({
       minLength: PASSWORD_MIN_LENGTH,
       maxLength: DEVICE_PASSWORD_MAX_LENGTH,
-      description: `The device password, ${PASSWORD_MIN_LENGTH} to ${DEVICE_PASSWORD_MAX_LENGTH} characters; stored only as a hash`,
+      description: `A password someone chose, ${PASSWORD_MIN_LENGTH} to ${DEVICE_PASSWORD_MAX_LENGTH} characters; stored only as a PBKDF2 hash`,
     }),
   },
   { additionalProperties: false },
 );
+const GeneratedPassword = Type.Object(
+  { generate: Type.Literal(true, { description: 'The service generates a secret of 192 random bits, answers it this once, and keeps only its hash' }) },
+  { additionalProperties: false },
+);
+export const EndpointCredentialsWrite = Type.Union([ChosenPassword, GeneratedPassword]);
+export const GeneratedCredentials = Type.Object({
+  password: Type.String({ description: 'The generated secret (32 URL-safe characters). Shown in this answer only: store it in the device now' }),
+});
 
 // Events
 

@@ -1,4 +1,5 @@
 import { Accounts, type AccountStore } from './accounts.js';
+import { DeviceCredentials } from './device-credentials.js';
 import { Endpoints, type EndpointStore } from './endpoints.js';
 import { Services, type ServiceStore } from './services.js';
 import { Tokens, type TokenStore } from './tokens.js';
@@ -18,6 +19,8 @@ export interface Domain {
   readonly users: Users;
   readonly services: Services;
   readonly endpoints: Endpoints;
+  /** Device passwords (MQTT log-in), generated or chosen. */
+  readonly credentials: DeviceCredentials;
   readonly events: Events;
   readonly history: History;
   /** Waiting `POST /events` requests and the triggers' replies to them. */
@@ -48,10 +51,11 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const users = new Users(stores.users, tokens, { tokenTtlSeconds: options.userTokenTtlSeconds });
   const services = new Services(stores.services);
   const endpoints = new Endpoints(stores.endpoints, services);
+  const credentials = new DeviceCredentials(stores.endpoints, endpoints);
   const replies = new Replies();
   const events = new Events(bus, endpoints, replies);
   const history = new History(stores.events, endpoints);
   const triggers = new Triggers(stores.triggers);
   const executions = new Executions(stores.executions);
-  return { accounts, tokens, users, services, endpoints, events, history, replies, triggers, executions };
+  return { accounts, tokens, users, services, endpoints, credentials, events, history, replies, triggers, executions };
 }

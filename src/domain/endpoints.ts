@@ -1,12 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors.js';
 import { newId } from './ids.js';
 import type { Page, PageRequest } from './pagination.js';
 import type { Scope } from './scope.js';
-import { hashPassword, verifyPassword } from './secrets.js';
 import type { Services } from './services.js';
-import { PASSWORD_MIN_LENGTH } from './users.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -150,32 +146,12 @@ const NAMED_STATUS_DETAILS: Record<string, (value: unknown) => boolean> = {
  */
 const PLATFORM_STATUS_DETAILS = ['remoteAddr', 'lifetime', 'dateLastKeepAlive'] as const;
 
-/** Whether a device password is set (`GET /endpoints/{ref}/credentials`); the password and its hash never leave the domain. */
-export interface EndpointCredentials {
-  readonly passwordSet: boolean;
-  /** When the password was last set; absent when none is set. */
-  readonly updatedAt?: string;
-}
-
-/** Longest device password, in characters (Unicode code points). The shortest is `PASSWORD_MIN_LENGTH`. */
-export const DEVICE_PASSWORD_MAX_LENGTH = 256;
-
-/** How many endpoints' last successful device log-in this process remembers. */
-const VERIFIED_CACHE_SIZE = 50_000;
-
 export const TAG_PATTERN = /^[^:\s][^:]{0,127}(:.{1,256})?$/;
 
 /** Devices of an account, addressed by id or by `k.<key>`, with their tags, status details, parameters and storage. */
 export class Endpoints {
   readonly #store: EndpointStore;
   readonly #services: Services;
-  /**
-   * Successful device log-ins by endpoint id: sha256(stored hash + NUL + password). A reconnecting device
-   * is checked against this instead of scrypt. The stored hash is read on every log-in and is part of the
-   * digest, so a password changed or removed by another process is never answered from here.
-   */
-  readonly #verified = new LRUCache<string, Buffer>({ max: VERIFIED_CACHE_SIZE });
-
   constructor(store: EndpointStore, services: Services) {
     this.#store = store;
     this.#services = services;
@@ -310,54 +286,6 @@ export class Endpoints {
     return this.#store.storageList(endpoint.id);
   }
 
-  /**
-   * Sets or replaces the endpoint's device password (MQTT log-in: username = endpoint key), stored as an
-   * scrypt hash. `IOTB_REQUEST_VALIDATION` unless it has `PASSWORD_MIN_LENGTH` to `DEVICE_PASSWORD_MAX_LENGTH`
-   * characters; 404 like `get` for unknown endpoints and other accounts' endpoints.
-   *
-   * @example await endpoints.setPassword(scope, 'k.sensor-17', 'correct horse battery staple');
-   */
-  async setPassword(scope: Scope, ref: string, password: string, serviceId?: string): Promise<void> {
-    checkedDevicePassword(password);
-    const endpoint = await this.get(scope, ref, serviceId);
-    const hash = await hashPassword(password);
-    await this.#store.setPasswordHash(endpoint.id, hash, new Date().toISOString());
-    this.#verified.delete(endpoint.id);
-  }
-
-  /** Removes the endpoint's device password, after which it cannot log in with one; idempotent (no error when none is set). */
-  async deletePassword(scope: Scope, ref: string, serviceId?: string): Promise<void> {
-    const endpoint = await this.get(scope, ref, serviceId);
-    await this.#store.deletePasswordHash(endpoint.id);
-    this.#verified.delete(endpoint.id);
-  }
-
-  /** Whether the endpoint has a device password and when it was set; never the password or its hash. */
-  async credentials(scope: Scope, ref: string, serviceId?: string): Promise<EndpointCredentials> {
-    const endpoint = await this.get(scope, ref, serviceId);
-    const stored = await this.#store.passwordHash(endpoint.id);
-    return stored ? { passwordSet: true, updatedAt: stored.updatedAt } : { passwordSet: false };
-  }
-
-  /**
-   * For device servers that have already found the endpoint by its key (no scope): true when `password`
-   * is the endpoint's device password, false when it is not or none is set. A first check costs one scrypt
-   * (tens of ms); a device that logs in again with the same password is answered from memory.
-   */
-  async verifyDevicePassword(endpoint: Endpoint, password: string): Promise<boolean> {
-    const stored = await this.#store.passwordHash(endpoint.id);
-    if (!stored) {
-      this.#verified.delete(endpoint.id);
-      return false;
-    }
-    const digest = createHash('sha256').update(stored.hash).update('\0').update(password).digest();
-    const remembered = this.#verified.get(endpoint.id);
-    if (remembered && timingSafeEqual(remembered, digest)) return true;
-    if (!(await verifyPassword(password, stored.hash))) return false;
-    this.#verified.set(endpoint.id, digest);
-    return true;
-  }
-
   async #save(endpoint: Endpoint): Promise<Endpoint> {
     const saved = { ...endpoint, updatedAt: new Date().toISOString() };
     await this.#store.update(saved);
@@ -384,14 +312,6 @@ function changeTags(tags: readonly string[], add: readonly string[] | undefined,
   if (!remove || remove.length === 0) return result;
   // Removing `name` removes every `name:*` tag; removing `name:value` removes that one.
   return result.filter((tag) => !remove.some((r) => r === tag || (!r.includes(':') && parseTag(tag).name === r)));
-}
-
-function checkedDevicePassword(password: string): void {
-  // Counted in code points, as the request schema (Ajv) counts them.
-  const length = [...password].length;
-  if (length < PASSWORD_MIN_LENGTH || length > DEVICE_PASSWORD_MAX_LENGTH) {
-    throw new AppError('IOTB_REQUEST_VALIDATION', `A device password has ${PASSWORD_MIN_LENGTH} to ${DEVICE_PASSWORD_MAX_LENGTH} characters`);
-  }
 }
 
 /**

@@ -296,7 +296,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
     if (retryAfter > 0) return refused(REFUSAL.tooManyFailures, `too many failed log-ins from this address; checked again in ${Math.ceil(retryAfter / 1000)} s`);
     const matches: Endpoint[] = [];
     for (const candidate of await this.#context.presence.findDevices('mqtt', key)) {
-      if (await this.#context.domain.endpoints.verifyDevicePassword(candidate, password.toString('utf8'))) matches.push(candidate);
+      if (await this.#context.domain.credentials.verify(candidate, password.toString('utf8'))) matches.push(candidate);
     }
     if (matches.length === 0) {
       this.#throttle.failed(host, key);

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { DeviceCredentials } from '../../src/domain/device-credentials.js';
 import { Endpoints, type Endpoint } from '../../src/domain/endpoints.js';
 import { Services } from '../../src/domain/services.js';
+import { hashPassword } from '../../src/domain/secrets.js';
 import { PASSWORD_MIN_LENGTH } from '../../src/domain/users.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { SqlEndpointStore } from '../../src/store/endpoint-store.js';
@@ -61,11 +63,12 @@ for (const dialect of DIALECTS) {
       assert.equal(set.body, undefined);
       const read = await credentials(endpoint.id);
       assert.equal(read.status, 200);
-      assert.deepEqual(Object.keys(read.body).sort(), ['passwordSet', 'updatedAt']);
+      assert.deepEqual(Object.keys(read.body).sort(), ['kind', 'passwordSet', 'updatedAt']);
+      assert.equal(read.body.kind, 'chosen');
       assert.equal(read.body.passwordSet, true);
       assert.ok(Date.parse(read.body.updatedAt) >= before - 1000);
       const hash = await storedHash(endpoint.id);
-      assert.match(hash ?? '', /^scrypt\$/, 'stored as an scrypt hash');
+      assert.match(hash ?? '', /^pbkdf2-sha512\$10000\$/, 'stored as a PBKDF2 hash');
       assert.ok(!hash?.includes('first-password'));
       assert.ok(!JSON.stringify((await service.request('GET', `/endpoints/${endpoint.id}`, { token: account.token })).body).includes(hash ?? 'x'));
 
@@ -101,13 +104,13 @@ for (const dialect of DIALECTS) {
       // The bounds are inclusive, counted in characters (code points), not bytes.
       assert.equal((await setPassword('k.sensor-2', { password: 'x'.repeat(PASSWORD_MIN_LENGTH) })).status, 204);
       assert.equal((await setPassword('k.sensor-2', { password: '€'.repeat(256) })).status, 204);
-      assert.equal(await service.bridge.domain.endpoints.verifyDevicePassword(await endpointById(endpoint.id), '€'.repeat(256)), true);
+      assert.equal(await service.bridge.domain.credentials.verify(await endpointById(endpoint.id), '€'.repeat(256)), true);
       assert.equal((await setPassword('k.sensor-2', { password: '😀'.repeat(256) })).status, 204, '256 code points are 512 UTF-16 units');
 
       // Callers other than HTTP (scripts, the CLI) get the same check from the domain.
       const scope = await service.bridge.domain.accounts.platformScope(account.accountId, 'test');
-      await assert.rejects(service.bridge.domain.endpoints.setPassword(scope, 'k.sensor-2', 'short'), { code: 'IOTB_REQUEST_VALIDATION' });
-      await assert.rejects(service.bridge.domain.endpoints.setPassword(scope, 'k.sensor-2', 'y'.repeat(257)), { code: 'IOTB_REQUEST_VALIDATION' });
+      await assert.rejects(service.bridge.domain.credentials.set(scope, 'k.sensor-2', { password: 'short' }), { code: 'IOTB_REQUEST_VALIDATION' });
+      await assert.rejects(service.bridge.domain.credentials.set(scope, 'k.sensor-2', { password: 'y'.repeat(257) }), { code: 'IOTB_REQUEST_VALIDATION' });
     });
 
     it('answers 404 IOTB_ENDPOINT_NOT_FOUND for unknown endpoints on every credentials route', async () => {
@@ -130,50 +133,65 @@ for (const dialect of DIALECTS) {
     });
 
     it('verifies a device password through the domain: true for the password set, false otherwise', async () => {
-      const { endpoints } = service.bridge.domain;
+      const { credentials: endpoints } = service.bridge.domain;
       const created = await createEndpoint(service, account.token, { key: 'sensor-3', serviceId });
       const endpoint = await endpointById(created.id);
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'anything-at-all'), false, 'no password set');
+      assert.equal(await endpoints.verify(endpoint, 'anything-at-all'), false, 'no password set');
 
       await setPassword('k.sensor-3', { password: 'device-secret-1' });
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'device-secret-1'), true);
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'device-secret-1'), true, 'again (remembered)');
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'device-secret-2'), false);
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'device-secret-1 '), false);
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, ''), false);
+      assert.equal(await endpoints.verify(endpoint, 'device-secret-1'), true);
+      assert.equal(await endpoints.verify(endpoint, 'device-secret-1'), true, 'again (remembered)');
+      assert.equal(await endpoints.verify(endpoint, 'device-secret-2'), false);
+      assert.equal(await endpoints.verify(endpoint, 'device-secret-1 '), false);
+      assert.equal(await endpoints.verify(endpoint, ''), false);
 
       // A replacement in this process: the remembered log-in no longer counts.
       await setPassword('k.sensor-3', { password: 'device-secret-2' });
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'device-secret-1'), false);
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'device-secret-2'), true);
+      assert.equal(await endpoints.verify(endpoint, 'device-secret-1'), false);
+      assert.equal(await endpoints.verify(endpoint, 'device-secret-2'), true);
 
       await service.request('DELETE', '/endpoints/k.sensor-3/credentials', { token: account.token });
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'device-secret-2'), false, 'deleted');
+      assert.equal(await endpoints.verify(endpoint, 'device-secret-2'), false, 'deleted');
 
       // Another endpoint's password is not this one's.
       const neighbour = await createEndpoint(service, account.token, { key: 'sensor-4', serviceId });
       await setPassword('k.sensor-4', { password: 'neighbour-secret' });
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'neighbour-secret'), false);
-      assert.equal(await endpoints.verifyDevicePassword(await endpointById(neighbour.id), 'neighbour-secret'), true);
+      assert.equal(await endpoints.verify(endpoint, 'neighbour-secret'), false);
+      assert.equal(await endpoints.verify(await endpointById(neighbour.id), 'neighbour-secret'), true);
+    });
+
+    it('accepts a password stored before (scrypt), and stores it as PBKDF2 at its first good log-in', async () => {
+      const { credentials: devices } = service.bridge.domain;
+      const created = await createEndpoint(service, account.token, { key: 'legacy-1', serviceId });
+      const endpoint = await endpointById(created.id);
+      const legacy = await hashPassword('set-long-ago');
+      await new SqlEndpointStore(other.db, other.dialect).setPasswordHash(created.id, legacy, new Date().toISOString());
+      assert.equal(await devices.verify(endpoint, 'wrong-password'), false);
+      assert.equal(await storedHash(created.id), legacy, 'a wrong password changes nothing');
+      assert.equal(await devices.verify(endpoint, 'set-long-ago'), true);
+      assert.match((await storedHash(created.id)) ?? '', /^pbkdf2-sha512\$/, 'stored again in the current form');
+      assert.equal(await devices.verify(endpoint, 'set-long-ago'), true);
+      assert.equal((await credentials(created.id)).body.kind, 'chosen');
     });
 
     it('does not trust a remembered log-in after another process changed or removed the password', async () => {
-      const { endpoints } = service.bridge.domain;
+      const { credentials: endpoints } = service.bridge.domain;
       const created = await createEndpoint(service, account.token, { key: 'sensor-5', serviceId });
       const endpoint = await endpointById(created.id);
       await setPassword('k.sensor-5', { password: 'before-change' });
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'before-change'), true);
+      assert.equal(await endpoints.verify(endpoint, 'before-change'), true);
 
       // The other process's domain, on the same storage; this process's memory is not told.
-      const elsewhere = new Endpoints(new SqlEndpointStore(other.db, other.dialect), new Services(new SqlServiceStore(other.db)));
+      const store = new SqlEndpointStore(other.db, other.dialect);
+      const elsewhere = new DeviceCredentials(store, new Endpoints(store, new Services(new SqlServiceStore(other.db))));
       const scope = await service.bridge.domain.accounts.platformScope(account.accountId, 'other process');
-      await elsewhere.setPassword(scope, 'k.sensor-5', 'after-change');
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'before-change'), false);
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'after-change'), true);
+      await elsewhere.set(scope, 'k.sensor-5', { password: 'after-change' });
+      assert.equal(await endpoints.verify(endpoint, 'before-change'), false);
+      assert.equal(await endpoints.verify(endpoint, 'after-change'), true);
 
-      await elsewhere.deletePassword(scope, 'k.sensor-5');
-      assert.equal(await endpoints.verifyDevicePassword(endpoint, 'after-change'), false);
-      assert.deepEqual(await endpoints.credentials(scope, 'k.sensor-5'), { passwordSet: false });
+      await elsewhere.delete(scope, 'k.sensor-5');
+      assert.equal(await endpoints.verify(endpoint, 'after-change'), false);
+      assert.deepEqual(await endpoints.get(scope, 'k.sensor-5'), { passwordSet: false });
     });
 
     it('lets a sub-account be managed through :accountId, and keeps each account to its own endpoints', async () => {

@@ -140,8 +140,8 @@ for (const dialect of DIALECTS) {
       assert.equal((await service.request('GET', '/endpoints/k.b-device/credentials', { token: b.token })).body.passwordSet, true);
       const device = await service.bridge.domain.endpoints.byId(b.accountId, bObjects.endpointId ?? '');
       assert.ok(device);
-      assert.equal(await service.bridge.domain.endpoints.verifyDevicePassword(device, 'b-device-secret'), true);
-      assert.equal(await service.bridge.domain.endpoints.verifyDevicePassword(device, 'hijacked-password'), false);
+      assert.equal(await service.bridge.domain.credentials.verify(device, 'b-device-secret'), true);
+      assert.equal(await service.bridge.domain.credentials.verify(device, 'hijacked-password'), false);
       assert.equal((await service.request('GET', `/services/${bObjects.serviceId}`, { token: b.token })).body.name, 'b-service');
       assert.equal((await service.request('GET', `/accounts/${bChild.accountId}`, { token: b.token })).body.name, 'tenant-b-child');
       assert.equal((await service.request('GET', `/tokens/${bObjects.tokenId}`, { token: b.token })).status, 200);

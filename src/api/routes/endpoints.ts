@@ -8,6 +8,7 @@ import {
   EndpointBulkUpdate,
   EndpointCredentials,
   EndpointCredentialsWrite,
+  GeneratedCredentials,
   EndpointFilterQuery,
   EndpointPatch,
   EndpointRefParams,
@@ -33,7 +34,7 @@ function toFilter(query: Static<typeof FilterQuery>): EndpointFilter {
 }
 
 export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (app, { domain }) => {
-  const { endpoints } = domain;
+  const { endpoints, credentials } = domain;
 
   app.get(
     '/endpoints',
@@ -215,7 +216,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
         response: { 200: EndpointCredentials, ...ERROR_RESPONSES },
       },
     },
-    async (request) => endpoints.credentials(request.scope, request.params.ref, request.query.serviceId),
+    async (request) => credentials.get(request.scope, request.params.ref, request.query.serviceId),
   );
 
   app.put(
@@ -223,15 +224,17 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
     {
       schema: {
         tags: ['endpoints'],
-        summary: 'Set or replace the device log-in password (MQTT: username = endpoint key); stored hashed',
+        summary: 'Set or replace the device log-in password (MQTT: username = endpoint key): {"password"} answers 204, {"generate": true} answers 200 with the generated secret, once',
         params: EndpointRefParams,
         querystring: EndpointRefQuery,
         body: EndpointCredentialsWrite,
-        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+        response: { 200: GeneratedCredentials, 204: Type.Null(), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      await endpoints.setPassword(request.scope, request.params.ref, request.body.password, request.query.serviceId);
+      const { password } = await credentials.set(request.scope, request.params.ref, request.body, request.query.serviceId);
+      // A generated secret is shown in this answer only: no cache may keep it.
+      if (password !== undefined) return reply.header('cache-control', 'no-store').status(200).send({ password });
       return reply.status(204).send(null);
     },
   );
@@ -248,7 +251,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
       },
     },
     async (request, reply) => {
-      await endpoints.deletePassword(request.scope, request.params.ref, request.query.serviceId);
+      await credentials.delete(request.scope, request.params.ref, request.query.serviceId);
       return reply.status(204).send(null);
     },
   );

@@ -1,0 +1,117 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { AppError } from '../errors.js';
+import { checkDeviceSecret, hashDevicePassword, hashGeneratedSecret, newDeviceSecret } from './device-secrets.js';
+import type { Endpoint, Endpoints, EndpointStore } from './endpoints.js';
+import type { Scope } from './scope.js';
+import { PASSWORD_MIN_LENGTH } from './users.js';
+
+/** Longest device password, in characters (Unicode code points). The shortest is `PASSWORD_MIN_LENGTH`. */
+export const DEVICE_PASSWORD_MAX_LENGTH = 256;
+
+/** How many endpoints' last successful device log-in this process remembers. */
+const VERIFIED_CACHE_SIZE = 50_000;
+
+/** Whether a device password is set (`GET /endpoints/{ref}/credentials`); the password and its hash never leave the domain. */
+export interface EndpointCredentials {
+  readonly passwordSet: boolean;
+  /** `generated` (a secret the service made) or `chosen` (a password someone set); absent when none is set. */
+  readonly kind?: 'generated' | 'chosen';
+  /** When the password was last set; absent when none is set. */
+  readonly updatedAt?: string;
+}
+
+/** What sets a device's credentials: a password someone chose, or a secret the service generates. */
+export type CredentialsInput = { readonly password: string } | { readonly generate: true };
+
+/**
+ * The passwords devices log in with (MQTT: username = endpoint key), by endpoint. How they are stored and why
+ * is in device-secrets.ts: generated secrets cost a microsecond to check, chosen passwords a PBKDF2.
+ */
+export class DeviceCredentials {
+  readonly #store: EndpointStore;
+  readonly #endpoints: Endpoints;
+  /**
+   * Successful device log-ins by endpoint id: sha256(stored hash + NUL + password). A reconnecting device
+   * is checked against this instead of the KDF. The stored hash is read on every log-in and is part of the
+   * digest, so a password changed or removed by another process is never answered from here.
+   */
+  readonly #verified = new LRUCache<string, Buffer>({ max: VERIFIED_CACHE_SIZE });
+
+  constructor(store: EndpointStore, endpoints: Endpoints) {
+    this.#store = store;
+    this.#endpoints = endpoints;
+  }
+
+  /**
+   * Sets or replaces the endpoint's device password → the generated secret when `{generate: true}` (shown
+   * this once; only its hash is kept), else undefined. `IOTB_REQUEST_VALIDATION` unless a chosen password has
+   * `PASSWORD_MIN_LENGTH` to `DEVICE_PASSWORD_MAX_LENGTH` characters; 404 like `endpoints.get`.
+   *
+   * @example const { password } = await credentials.set(scope, 'k.sensor-17', { generate: true });
+   */
+  async set(scope: Scope, ref: string, input: CredentialsInput, serviceId?: string): Promise<{ password?: string }> {
+    const endpoint = await this.#endpoints.get(scope, ref, serviceId);
+    return this.setFor(endpoint, input);
+  }
+
+  /** `set` for an endpoint the caller has just read or created in its scope. */
+  async setFor(endpoint: Endpoint, input: CredentialsInput): Promise<{ password?: string }> {
+    const generated = 'generate' in input ? newDeviceSecret() : undefined;
+    const hash = generated !== undefined ? hashGeneratedSecret(generated) : await hashDevicePassword(checkedDevicePassword((input as { password: string }).password));
+    await this.#store.setPasswordHash(endpoint.id, hash, new Date().toISOString());
+    this.#verified.delete(endpoint.id);
+    return generated === undefined ? {} : { password: generated };
+  }
+
+  /** Removes the endpoint's device password, after which it cannot log in with one; idempotent (no error when none is set). */
+  async delete(scope: Scope, ref: string, serviceId?: string): Promise<void> {
+    const endpoint = await this.#endpoints.get(scope, ref, serviceId);
+    await this.#store.deletePasswordHash(endpoint.id);
+    this.#verified.delete(endpoint.id);
+  }
+
+  /** Whether the endpoint has a device password, of which kind and when it was set; never the password or its hash. */
+  async get(scope: Scope, ref: string, serviceId?: string): Promise<EndpointCredentials> {
+    const endpoint = await this.#endpoints.get(scope, ref, serviceId);
+    const stored = await this.#store.passwordHash(endpoint.id);
+    if (!stored) return { passwordSet: false };
+    return { passwordSet: true, kind: stored.hash.startsWith('sha256$') ? 'generated' : 'chosen', updatedAt: stored.updatedAt };
+  }
+
+  /**
+   * For device servers that have already found the endpoint by its key (no scope): true when `password` is the
+   * endpoint's device password, false when it is not or none is set. A hash in an older form is replaced by the
+   * current one once the password is known to be right. Throws `IOTB_AUTH_BUSY` when too many chosen
+   * passwords wait for their check.
+   */
+  async verify(endpoint: Endpoint, password: string): Promise<boolean> {
+    const stored = await this.#store.passwordHash(endpoint.id);
+    if (!stored) {
+      this.#verified.delete(endpoint.id);
+      return false;
+    }
+    const digest = createHash('sha256').update(stored.hash).update('\0').update(password).digest();
+    const remembered = this.#verified.get(endpoint.id);
+    if (remembered && timingSafeEqual(remembered, digest)) return true;
+    const { ok, outdated } = await checkDeviceSecret(password, stored.hash);
+    if (!ok) return false;
+    if (outdated) {
+      const renewed = await hashDevicePassword(password);
+      await this.#store.setPasswordHash(endpoint.id, renewed, stored.updatedAt);
+      this.#verified.set(endpoint.id, createHash('sha256').update(renewed).update('\0').update(password).digest());
+    } else {
+      this.#verified.set(endpoint.id, digest);
+    }
+    return true;
+  }
+}
+
+function checkedDevicePassword(password: string): string {
+  // Counted in code points, as the request schema (Ajv) counts them.
+  const length = [...password].length;
+  if (length < PASSWORD_MIN_LENGTH || length > DEVICE_PASSWORD_MAX_LENGTH) {
+    throw new AppError('IOTB_REQUEST_VALIDATION', `A device password has ${PASSWORD_MIN_LENGTH} to ${DEVICE_PASSWORD_MAX_LENGTH} characters`);
+  }
+  return password;
+}
