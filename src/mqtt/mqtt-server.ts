@@ -42,6 +42,8 @@ const REFUSAL = {
   unacceptableProtocol: { v3: 1, v5: REASON.unsupportedProtocolVersion },
   identifierRejected: { v3: 2, v5: REASON.clientIdentifierNotValid },
   serverUnavailable: { v3: 3, v5: REASON.serverUnavailable },
+  // Too many log-ins wait for their password check: try again shortly (3.1.1 has only "server unavailable").
+  serverBusy: { v3: 3, v5: REASON.serverBusy },
   badCredentials: { v3: 4, v5: REASON.badUserNameOrPassword },
   notAuthorized: { v3: 5, v5: REASON.notAuthorized },
   badAuthenticationMethod: { v3: 5, v5: REASON.badAuthenticationMethod },
@@ -272,8 +274,11 @@ export class MqttServer implements DeviceServer, MqttChannel {
         guard.release();
       })
       .catch((error: unknown) => {
-        if (error instanceof AppError && error.code === 'IOTB_AUTH_BUSY') this.#refusals.info('login busy', { remoteAddr }, 'MQTT log-in refused: too many password checks waiting');
-        else this.#logger.error({ err: error, remoteAddr }, 'MQTT log-in failed; closing the connection');
+        if (error instanceof AppError && error.code === 'IOTB_AUTH_BUSY') {
+          this.#refusals.info('login busy', { remoteAddr }, 'MQTT log-in refused: too many password checks waiting');
+          return refuse(guard, connect, { code: REFUSAL.serverBusy, reason: 'too many log-ins are being checked; try again shortly' });
+        }
+        this.#logger.error({ err: error, remoteAddr }, 'MQTT log-in failed; closing the connection');
         refuse(guard, connect, { code: REFUSAL.serverUnavailable, reason: 'the service could not check the log-in' });
       });
   }
