@@ -273,8 +273,16 @@ const GeneratedPassword = Type.Object(
   { additionalProperties: false },
 );
 export const EndpointCredentialsWrite = Type.Union([ChosenPassword, GeneratedPassword]);
+export const EndpointCreate = Type.Object(
+  { ...EndpointWrite.properties, credentials: Type.Optional(EndpointCredentialsWrite) },
+  { additionalProperties: false, description: 'An endpoint, and optionally its device password (chosen, or generated and answered once)' },
+);
 export const GeneratedCredentials = Type.Object({
   password: Type.String({ description: 'The generated secret (32 URL-safe characters). Shown in this answer only: store it in the device now' }),
+});
+export const EndpointCreated = Type.Object({
+  ...Endpoint.properties,
+  credentials: Type.Optional(Type.Object({ password: Type.Optional(Type.String({ description: 'The generated secret, shown this once' })) })),
 });
 
 // Events

@@ -21,6 +21,12 @@ export interface EndpointCredentials {
   readonly updatedAt?: string;
 }
 
+/** Credentials ready to store: the hash, and the generated secret when there is one. */
+export interface PreparedCredentials {
+  readonly hash: string;
+  readonly generated: string | undefined;
+}
+
 /** What sets a device's credentials: a password someone chose, or a secret the service generates. */
 export type CredentialsInput = { readonly password: string } | { readonly generate: true };
 
@@ -57,11 +63,26 @@ export class DeviceCredentials {
 
   /** `set` for an endpoint the caller has just read or created in its scope. */
   async setFor(endpoint: Endpoint, input: CredentialsInput): Promise<{ password?: string }> {
-    const generated = 'generate' in input ? newDeviceSecret() : undefined;
-    const hash = generated !== undefined ? hashGeneratedSecret(generated) : await hashDevicePassword(checkedDevicePassword((input as { password: string }).password));
-    await this.#store.setPasswordHash(endpoint.id, hash, new Date().toISOString());
+    return this.store(endpoint, await this.prepare(input));
+  }
+
+  /**
+   * The stored form of `input`, made before anything is written (the check of a chosen password, its KDF, a
+   * generated secret): creating an endpoint with credentials prepares them first, so a refusal creates nothing.
+   */
+  async prepare(input: CredentialsInput): Promise<PreparedCredentials> {
+    if ('generate' in input) {
+      const password = newDeviceSecret();
+      return { hash: hashGeneratedSecret(password), generated: password };
+    }
+    return { hash: await hashDevicePassword(checkedDevicePassword(input.password)), generated: undefined };
+  }
+
+  /** Stores prepared credentials as the endpoint's → the generated secret, if it is one (to be shown once). */
+  async store(endpoint: Endpoint, prepared: PreparedCredentials): Promise<{ password?: string }> {
+    await this.#store.setPasswordHash(endpoint.id, prepared.hash, new Date().toISOString());
     this.#verified.delete(endpoint.id);
-    return generated === undefined ? {} : { password: generated };
+    return prepared.generated === undefined ? {} : { password: prepared.generated };
   }
 
   /** Removes the endpoint's device password, after which it cannot log in with one; idempotent (no error when none is set). */

@@ -65,4 +65,28 @@ describe('generated device secrets, across kill -9', () => {
     for (const answer of reads) assert.ok(!answer.text.includes(current), answer.text.slice(0, 200));
     assert.ok(!service.outputTail(200).includes(current), 'not in the log');
   });
+
+  it('POST /endpoints creates the endpoint with its credentials in one call; a refused password creates nothing', async () => {
+    const tenant = await fuzzAccount(service, 'one-call');
+    const mqtt = await fuzzService(service, tenant.token, { name: 'mqtt', type: 'mqtt' });
+    const generated = await service.request('POST', '/endpoints', { token: tenant.token, body: { key: 'one-call-1', serviceId: mqtt, credentials: { generate: true } } });
+    assert.equal(generated.status, 201, generated.text);
+    assert.equal(generated.json.key, 'one-call-1');
+    assert.match(generated.json.credentials.password, /^[A-Za-z0-9_-]{32}$/);
+    assert.equal(generated.headers.get('cache-control'), 'no-store');
+    assert.equal(await devices.refusal('one-call-1', generated.json.credentials.password), 0);
+
+    const chosen = await service.request('POST', '/endpoints', { token: tenant.token, body: { key: 'one-call-2', serviceId: mqtt, credentials: { password: 'chosen-password-2' } } });
+    assert.equal(chosen.status, 201, chosen.text);
+    assert.deepEqual(chosen.json.credentials, {}, 'a chosen password is not echoed');
+    assert.equal(await devices.refusal('one-call-2', 'chosen-password-2'), 0);
+    assert.equal((await service.request('GET', '/endpoints/k.one-call-2', { token: tenant.token })).json.credentials, undefined);
+
+    const short = await service.request('POST', '/endpoints', { token: tenant.token, body: { key: 'one-call-3', serviceId: mqtt, credentials: { password: 'short' } } });
+    assert.equal(short.status, 400);
+    assert.equal((await service.request('GET', '/endpoints/k.one-call-3', { token: tenant.token })).status, 404, 'nothing was created');
+    const plain = await service.request('POST', '/endpoints', { token: tenant.token, body: { key: 'one-call-4', serviceId: mqtt } });
+    assert.equal(plain.status, 201);
+    assert.equal(plain.json.credentials, undefined);
+  });
 });

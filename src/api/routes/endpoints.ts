@@ -7,6 +7,8 @@ import {
   Endpoint,
   EndpointBulkUpdate,
   EndpointCredentials,
+  EndpointCreate,
+  EndpointCreated,
   EndpointCredentialsWrite,
   GeneratedCredentials,
   EndpointFilterQuery,
@@ -55,8 +57,24 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
 
   app.post(
     '/endpoints',
-    { schema: { tags: ['endpoints'], summary: 'Create an endpoint in a service of the acting account', body: EndpointWrite, response: { 201: Endpoint, ...ERROR_RESPONSES } } },
-    async (request, reply) => reply.status(201).send(await endpoints.create(request.scope, request.body)),
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Create an endpoint in a service of the acting account; with "credentials", its device password too (a generated one is answered once)',
+        body: EndpointCreate,
+        response: { 201: EndpointCreated, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { credentials: wanted, ...input } = request.body;
+      // Prepared first: a password refused (or a busy KDF) creates no endpoint.
+      const prepared = wanted === undefined ? undefined : await credentials.prepare(wanted);
+      const endpoint = await endpoints.create(request.scope, input);
+      if (prepared === undefined) return reply.status(201).send(endpoint);
+      const stored = await credentials.store(endpoint, prepared);
+      if (stored.password !== undefined) void reply.header('cache-control', 'no-store');
+      return reply.status(201).send({ ...endpoint, credentials: stored });
+    },
   );
 
   app.patch(
