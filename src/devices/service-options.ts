@@ -1,4 +1,5 @@
-import { BlockList, isIP } from 'node:net';
+import { BlockList } from 'node:net';
+import { parseNetwork } from '../domain/address-list.js';
 import type { ServiceOptions } from '../domain/services.js';
 import { AppError } from '../errors.js';
 
@@ -64,14 +65,10 @@ export function networksOption(options: ServiceOptions, name: string, widest = {
   if (!Array.isArray(value) || value.length === 0) throw invalid(name, 'a non-empty array of addresses or CIDR blocks', value);
   const networks = new Networks();
   for (const entry of value as unknown[]) {
-    const [address = '', prefix] = String(entry).split('/');
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    const bits = prefix === undefined ? (family === 'ipv6' ? 128 : 32) : Number(prefix);
-    if (typeof entry !== 'string' || isIP(address) === 0 || (prefix !== undefined && (!/^\d+$/.test(prefix) || bits > (family === 'ipv6' ? 128 : 32)))) {
-      throw invalid(name, 'a list of addresses or CIDR blocks', entry);
-    }
-    if (bits < widest[family]) throw invalid(name, `networks of at most /${widest.ipv4} (IPv4) and /${widest.ipv6} (IPv6)`, entry);
-    networks.add(address, bits, family);
+    const network = typeof entry === 'string' ? parseNetwork(entry) : undefined;
+    if (!network) throw invalid(name, 'a list of addresses or CIDR blocks', entry);
+    if (network.bits < widest[network.family]) throw invalid(name, `networks of at most /${widest.ipv4} (IPv4) and /${widest.ipv6} (IPv6)`, entry);
+    networks.add(network.address, network.bits, network.family);
   }
   return networks;
 }

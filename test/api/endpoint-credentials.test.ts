@@ -9,19 +9,11 @@ import { openDatabase, type Database } from '../../src/store/database.js';
 import { SqlEndpointStore } from '../../src/store/endpoint-store.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { SqlServiceStore } from '../../src/store/service-store.js';
-import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
+import { assertError, createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { rewindMigrations } from '../helpers/migrations.js';
-import { DIALECTS, startService, type Response, type TestService } from '../helpers/service.js';
+import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 /** The one error body of the API: `{ error: { code, message, details? } }` and nothing else. */
-function assertError(response: Response, status: number, code: string, what: string): void {
-  assert.equal(response.status, status, `${what}: ${JSON.stringify(response.body)}`);
-  assert.deepEqual(Object.keys(response.body as object), ['error'], what);
-  assert.equal(response.body.error.code, code, what);
-  assert.equal(typeof response.body.error.message, 'string', what);
-  assert.ok(Object.keys(response.body.error).every((name) => ['code', 'message', 'details'].includes(name)), what);
-}
-
 for (const dialect of DIALECTS) {
   describe(`endpoint credentials over HTTP (${dialect.name})`, { skip: dialect.skip }, () => {
     let service: TestService;

@@ -4,18 +4,10 @@ import { sql } from 'kysely';
 import { LOGIN_CANDIDATES_MAX } from '../../src/domain/users.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { createAccount, type TestAccount } from '../helpers/fixtures.js';
-import { DIALECTS, startService, type Response, type TestService } from '../helpers/service.js';
+import { assertError, createAccount, type TestAccount } from '../helpers/fixtures.js';
+import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 /** The one error body of the API: `{ error: { code, message, details? } }` and nothing else. */
-function assertError(response: Response, status: number, code: string, what: string): void {
-  assert.equal(response.status, status, `${what}: ${JSON.stringify(response.body)}`);
-  assert.deepEqual(Object.keys(response.body as object), ['error'], what);
-  assert.equal(response.body.error.code, code, what);
-  assert.equal(typeof response.body.error.message, 'string', what);
-  assert.ok(Object.keys(response.body.error).every((name) => ['code', 'message', 'details'].includes(name)), what);
-}
-
 /**
  * Emails are unique per account, not platform-wide: creating a user never tells whether another tenant uses an
  * email (it answered 409 before), and sign-in takes an optional accountId to say whose user it is.

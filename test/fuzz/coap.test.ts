@@ -373,7 +373,7 @@ describe('fuzz: CoAP and LwM2M (the service in its own process)', () => {
   });
   after(() => fuzzer.stop());
 
-  const round = <I>(spec: RoundSpec<Context, I>) => (t: { diagnostic: (message: string) => void }) => fuzzer.round(spec, (line) => t.diagnostic(line)).then(() => undefined);
+  const round = <I>(spec: RoundSpec<Context, I>) => fuzzer.test(spec);
 
   it(
     'LwM2M: a valid registration, then mutated Updates, Sends (every content format), pings and De-registers',

@@ -590,7 +590,7 @@ describe('fuzz: MQTT 3.1.1 and 5 (the service in its own process)', () => {
   });
   after(() => fuzzer.stop());
 
-  const round = <I>(spec: RoundSpec<Context, I>) => (t: { diagnostic: (message: string) => void }) => fuzzer.round(spec, (line) => t.diagnostic(line)).then(() => undefined);
+  const round = <I>(spec: RoundSpec<Context, I>) => fuzzer.test(spec);
 
   it(
     'MQTT 3.1.1: mutated packets after a valid log-in',

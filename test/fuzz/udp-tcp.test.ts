@@ -279,7 +279,7 @@ describe('fuzz: UDP and TCP device ports (the service in its own process)', () =
   });
   after(() => fuzzer.stop());
 
-  const round = <I>(spec: RoundSpec<Context, I>) => (t: { diagnostic: (message: string) => void }) => fuzzer.round(spec, (line) => t.diagnostic(line)).then(() => undefined);
+  const round = <I>(spec: RoundSpec<Context, I>) => fuzzer.test(spec);
 
   it(
     'UDP: mutated datagrams for prefix, binary-id, auto-provisioning, key-script and address services',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { TestService } from './service.js';
+import type { Response, TestService } from './service.js';
 
 /** An account below the root with its own API token. */
 export interface TestAccount {
@@ -26,4 +26,13 @@ export async function createEndpoint(service: TestService, token: string, body: 
   const created = await service.request('POST', '/endpoints', { token, body });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   return created.body as Record<string, any>;
+}
+
+/** Asserts the one error body (`{"error":{code, message, details?}}`) with this status and code. */
+export function assertError(response: Response, status: number, code: string, what: string): void {
+  assert.equal(response.status, status, `${what}: ${JSON.stringify(response.body)}`);
+  assert.deepEqual(Object.keys(response.body as object), ['error'], what);
+  assert.equal(response.body.error.code, code, what);
+  assert.equal(typeof response.body.error.message, 'string', what);
+  assert.ok(Object.keys(response.body.error).every((name) => ['code', 'message', 'details'].includes(name)), what);
 }

@@ -772,6 +772,11 @@ export class Fuzzer<C> {
     await this.#service?.stop();
   }
 
+  /** One round as a `node:test` test function: its report lines go to the test's diagnostics. */
+  test<I>(spec: RoundSpec<C, I>): (t: { diagnostic: (message: string) => void }) => Promise<void> {
+    return (t) => this.round(spec, (line) => t.diagnostic(line)).then(() => undefined);
+  }
+
   /** Runs one round; throws an error naming the seed and the offending inputs if the service crashed, hung, answered 5xx, stopped serving valid devices or grew past its memory bound. */
   async round<I>(spec: RoundSpec<C, I>, log: (line: string) => void = () => undefined): Promise<RoundReport> {
     if (!this.#service?.alive) {
