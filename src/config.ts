@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { BlockList } from 'node:net';
 import path from 'node:path';
 import { addToList } from './domain/address-list.js';
+import { DEVICE_PASSWORD_MAX_LENGTH } from './domain/device-credentials.js';
+import { PASSWORD_MIN_LENGTH } from './domain/users.js';
 
 /** Typed configuration of one service process. Every field has a documented default. */
 export interface Config {
@@ -67,6 +69,11 @@ export interface Config {
   readonly userTokenTtlSeconds: number;
   /** How long a verified token is trusted without asking the database. `IOTBRIDGE_TOKEN_CACHE_TTL` seconds, default 10. */
   readonly tokenCacheTtlSeconds: number;
+  /**
+   * Shortest password a person may choose for a device (`PUT /endpoints/{ref}/credentials {"password"}`); raise
+   * it to push fleets towards generated secrets. `IOTBRIDGE_DEVICE_PASSWORD_MIN_LENGTH`, default 8, at most 256.
+   */
+  readonly devicePasswordMinLength: number;
   /** How many endpoints' events are handled at once (`core.trigger.event.parallelism`). `IOTBRIDGE_EVENT_PARALLELISM`, default 50. */
   readonly eventParallelism: number;
   /**
@@ -111,6 +118,7 @@ export const DEFAULTS = {
   dataDir: './data',
   userTokenTtlSeconds: 86_400,
   tokenCacheTtlSeconds: 10,
+  devicePasswordMinLength: 8,
   eventParallelism: 50,
   eventBacklogInMemory: 10_000,
   historyRetentionDays: 30,
@@ -152,6 +160,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   adminPassword: 'IOTBRIDGE_ADMIN_PASSWORD',
   userTokenTtlSeconds: 'IOTBRIDGE_USER_TOKEN_TTL',
   tokenCacheTtlSeconds: 'IOTBRIDGE_TOKEN_CACHE_TTL',
+  devicePasswordMinLength: 'IOTBRIDGE_DEVICE_PASSWORD_MIN_LENGTH',
   eventParallelism: 'IOTBRIDGE_EVENT_PARALLELISM',
   eventBacklogInMemory: 'IOTBRIDGE_EVENT_BACKLOG_IN_MEMORY',
   historyRetentionDays: 'IOTBRIDGE_HISTORY_RETENTION_DAYS',
@@ -218,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminPassword: optionalString(merged, 'adminPassword'),
     userTokenTtlSeconds: positiveInt(merged, 'userTokenTtlSeconds'),
     tokenCacheTtlSeconds: nonNegativeInt(merged, 'tokenCacheTtlSeconds'),
+    devicePasswordMinLength: integer(merged, 'devicePasswordMinLength', PASSWORD_MIN_LENGTH, DEVICE_PASSWORD_MAX_LENGTH),
     eventParallelism: integer(merged, 'eventParallelism', 1, 10_000),
     eventBacklogInMemory: integer(merged, 'eventBacklogInMemory', 1, 10_000_000),
     historyRetentionDays: nonNegativeInt(merged, 'historyRetentionDays'),

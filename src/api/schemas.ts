@@ -3,6 +3,7 @@ import { ERRORS, type ErrorCode } from '../errors.js';
 import { DEVICE_PASSWORD_MAX_LENGTH } from '../domain/device-credentials.js';
 import { KEEP_ALIVE_MODES, SERVICE_TYPES } from '../domain/services.js';
 import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT } from '../domain/pagination.js';
+import { PROVISION_BATCH_MAX } from '../domain/endpoint-provisioning.js';
 import { LOGIN_CANDIDATES_MAX, PASSWORD_MIN_LENGTH } from '../domain/users.js';
 import { PLATFORM_EVENT_TYPES } from '../events/event.js';
 import { FILTER_TYPES } from '../triggers/filters.js';
@@ -283,6 +284,23 @@ export const GeneratedCredentials = Type.Object({
 export const EndpointCreated = Type.Object({
   ...Endpoint.properties,
   credentials: Type.Optional(Type.Object({ password: Type.Optional(Type.String({ description: 'The generated secret, shown this once' })) })),
+});
+
+export const EndpointBulkCreate = Type.Object(
+  { items: Type.Array(EndpointCreate, { minItems: 1, maxItems: PROVISION_BATCH_MAX }) },
+  { additionalProperties: false, description: `Up to ${PROVISION_BATCH_MAX} endpoints, each with optional credentials` },
+);
+export const EndpointBulkCreated = Type.Object({
+  created: Type.Integer({ description: 'Items created' }),
+  failed: Type.Integer({ description: 'Items refused; the others are created all the same' }),
+  items: Type.Array(
+    Type.Object({
+      index: Type.Integer({ description: 'Position of the item in the request' }),
+      status: Type.Integer({ description: '201, or the HTTP status the error alone would have' }),
+      endpoint: Type.Optional(EndpointCreated),
+      error: Type.Optional(ErrorBody.properties.error),
+    }),
+  ),
 });
 
 // Events

@@ -8,6 +8,13 @@ export interface ListenerName {
 }
 
 /**
+ * Connections the kernel holds for the service before it accepts them (capped by net.core.somaxconn). Node's
+ * default, 511, is too few when a fleet reconnects at once after an outage: the kernel drops the SYNs beyond
+ * it and those devices wait for their TCP retransmission (1 s, 3 s, 7 s, …) while the service sits idle.
+ */
+const DEVICE_LISTEN_BACKLOG = 4096;
+
+/**
  * Listens on `host`, or when none is configured dual-stack on `::` (IPv4 only where the host has no IPv6).
  * A taken port stops the service with a message naming the variable that moves it.
  */
@@ -29,7 +36,7 @@ export async function listenStream(server: net.Server, port: number, host: strin
 function listenOn(server: net.Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ port, host, ipv6Only: false, exclusive: true }, () => {
+    server.listen({ port, host, ipv6Only: false, exclusive: true, backlog: DEVICE_LISTEN_BACKLOG }, () => {
       server.removeListener('error', reject);
       resolve();
     });

@@ -79,11 +79,10 @@ export class DevicePresence {
    * address sends go to, and `on-connect`. Returns the endpoint as now stored.
    */
   async connected(endpoint: Endpoint, contact: DeviceContact, data: JsonObject = {}): Promise<Endpoint> {
-    const details: JsonObject = {};
+    const details: Record<string, string | number> = {};
     if (contact.remoteAddr !== undefined) details.remoteAddr = contact.remoteAddr;
     if (contact.lifetimeSeconds !== undefined) details.lifetime = contact.lifetimeSeconds;
-    const updated = Object.keys(details).length > 0 ? await this.#patchDetails(endpoint, details) : endpoint;
-    return this.#connectedNow(updated, contact, { protocol: contact.protocol, ...details, ...data });
+    return this.#connectedNow(endpoint, contact, { protocol: contact.protocol, ...details, ...data }, details);
   }
 
   /** The device was heard from (a message, a keep-alive): it stays connected; no event. */
@@ -135,10 +134,9 @@ export class DevicePresence {
   async heard(endpoint: Endpoint, contact: DeviceContact, details: Record<string, string> = {}): Promise<Endpoint> {
     const wanted: Record<string, string> = contact.remoteAddr === undefined ? details : { ...details, remoteAddr: contact.remoteAddr };
     const changed = Object.fromEntries(Object.entries(wanted).filter(([name, value]) => endpoint.statusDetails[name] !== value));
-    const current = Object.keys(changed).length > 0 ? await this.#patchDetails(endpoint, changed) : endpoint;
-    if (current.state === 'connected') return this.#record(current, contact.lifetimeSeconds ?? lifetimeOf(current), contact);
+    if (endpoint.state === 'connected') return this.#record(endpoint, contact.lifetimeSeconds ?? lifetimeOf(endpoint), contact, changed);
     const address = contact.remoteAddr === undefined ? {} : { remoteAddr: contact.remoteAddr };
-    return this.#connectedNow(current, contact, { protocol: contact.protocol, ...address });
+    return this.#connectedNow(endpoint, contact, { protocol: contact.protocol, ...address }, changed);
   }
 
   /** The device went away (closed its connection, de-registered, went silent): `unavailable` and `on-disconnect`. */
@@ -194,21 +192,22 @@ export class DevicePresence {
     }
   }
 
-  async #connectedNow(endpoint: Endpoint, contact: DeviceContact, data: JsonObject): Promise<Endpoint> {
-    const seen = await this.#record(endpoint, contact.lifetimeSeconds, contact);
+  async #connectedNow(endpoint: Endpoint, contact: DeviceContact, data: JsonObject, details?: Record<string, string | number>): Promise<Endpoint> {
+    const seen = await this.#record(endpoint, contact.lifetimeSeconds, contact, details);
     await this.emit(seen, 'on-connect', data);
     return seen;
   }
 
   /** Connected and seen now; with a contact address, that is where sends go from now on (the same write). */
-  async #record(endpoint: Endpoint, lifetimeSeconds: number | undefined, contact?: DeviceContact): Promise<Endpoint> {
+  /** Connected now; `details` (the protocol's own status details, e.g. remoteAddr) are written in the same statement. */
+  async #record(endpoint: Endpoint, lifetimeSeconds: number | undefined, contact?: DeviceContact, details?: Record<string, string | number>): Promise<Endpoint> {
     const now = Date.now();
     const silence = silenceAllowed(endpoint, lifetimeSeconds);
     const lastSeenAt = new Date(now).toISOString();
     const missingAfter = silence === undefined ? null : new Date(now + silence * 1000).toISOString();
     const heardFrom: HeardFrom | undefined = contact?.remoteAddr === undefined ? undefined : { protocol: contact.protocol, remoteAddr: contact.remoteAddr };
-    await this.#store.setPresence(endpoint.id, { state: 'connected', lastSeenAt, missingAfter, heardFrom });
-    return { ...endpoint, state: 'connected', lastSeenAt };
+    const statusDetails = await this.#store.setPresence(endpoint.id, { state: 'connected', lastSeenAt, missingAfter, heardFrom, details });
+    return { ...endpoint, state: 'connected', lastSeenAt, ...(statusDetails ? { statusDetails, updatedAt: lastSeenAt } : {}) };
   }
 
   /** Writes status details the platform sets (remoteAddr, lifetime, dateLastKeepAlive, …): one targeted update, not a full endpoint save. */

@@ -43,16 +43,19 @@ export class DeviceCredentials {
    * digest, so a password changed or removed by another process is never answered from here.
    */
   readonly #verified = new LRUCache<string, Buffer>({ max: VERIFIED_CACHE_SIZE });
+  readonly #minPasswordLength: number;
 
-  constructor(store: EndpointStore, endpoints: Endpoints) {
+  /** `minPasswordLength`: shortest chosen password (service option; `PASSWORD_MIN_LENGTH` at least). */
+  constructor(store: EndpointStore, endpoints: Endpoints, options: { minPasswordLength?: number } = {}) {
     this.#store = store;
     this.#endpoints = endpoints;
+    this.#minPasswordLength = Math.max(PASSWORD_MIN_LENGTH, options.minPasswordLength ?? PASSWORD_MIN_LENGTH);
   }
 
   /**
    * Sets or replaces the endpoint's device password → the generated secret when `{generate: true}` (shown
    * this once; only its hash is kept), else undefined. `IOTB_REQUEST_VALIDATION` unless a chosen password has
-   * `PASSWORD_MIN_LENGTH` to `DEVICE_PASSWORD_MAX_LENGTH` characters; 404 like `endpoints.get`.
+   * the service's minimum (8 unless raised) to `DEVICE_PASSWORD_MAX_LENGTH` characters; 404 like `endpoints.get`.
    *
    * @example const { password } = await credentials.set(scope, 'k.sensor-17', { generate: true });
    */
@@ -75,7 +78,7 @@ export class DeviceCredentials {
       const password = newDeviceSecret();
       return { hash: hashGeneratedSecret(password), generated: password };
     }
-    return { hash: await hashDevicePassword(checkedDevicePassword(input.password)), generated: undefined };
+    return { hash: await hashDevicePassword(checkedDevicePassword(input.password, this.#minPasswordLength)), generated: undefined };
   }
 
   /** Stores prepared credentials as the endpoint's → the generated secret, if it is one (to be shown once). */
@@ -128,11 +131,11 @@ export class DeviceCredentials {
   }
 }
 
-function checkedDevicePassword(password: string): string {
+function checkedDevicePassword(password: string, minLength: number): string {
   // Counted in code points, as the request schema (Ajv) counts them.
   const length = [...password].length;
-  if (length < PASSWORD_MIN_LENGTH || length > DEVICE_PASSWORD_MAX_LENGTH) {
-    throw new AppError('IOTB_REQUEST_VALIDATION', `A device password has ${PASSWORD_MIN_LENGTH} to ${DEVICE_PASSWORD_MAX_LENGTH} characters`);
+  if (length < minLength || length > DEVICE_PASSWORD_MAX_LENGTH) {
+    throw new AppError('IOTB_REQUEST_VALIDATION', `A device password has ${minLength} to ${DEVICE_PASSWORD_MAX_LENGTH} characters`);
   }
   return password;
 }

@@ -1,5 +1,6 @@
 import { Accounts, type AccountStore } from './accounts.js';
 import { DeviceCredentials } from './device-credentials.js';
+import { EndpointProvisioning } from './endpoint-provisioning.js';
 import { Endpoints, type EndpointStore } from './endpoints.js';
 import { Services, type ServiceStore } from './services.js';
 import { Tokens, type TokenStore } from './tokens.js';
@@ -21,6 +22,8 @@ export interface Domain {
   readonly endpoints: Endpoints;
   /** Device passwords (MQTT log-in), generated or chosen. */
   readonly credentials: DeviceCredentials;
+  /** Endpoints created together with their credentials, one or many per call. */
+  readonly provisioning: EndpointProvisioning;
   readonly events: Events;
   readonly history: History;
   /** Waiting `POST /events` requests and the triggers' replies to them. */
@@ -43,6 +46,8 @@ export interface DomainStores {
 export interface DomainOptions {
   readonly userTokenTtlSeconds: number;
   readonly tokenCacheTtlSeconds: number;
+  /** Shortest password a person may choose for a device. */
+  readonly devicePasswordMinLength: number;
 }
 
 export function createDomain(stores: DomainStores, bus: EventBus, options: DomainOptions): Domain {
@@ -51,11 +56,12 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const users = new Users(stores.users, tokens, { tokenTtlSeconds: options.userTokenTtlSeconds });
   const services = new Services(stores.services);
   const endpoints = new Endpoints(stores.endpoints, services);
-  const credentials = new DeviceCredentials(stores.endpoints, endpoints);
+  const credentials = new DeviceCredentials(stores.endpoints, endpoints, { minPasswordLength: options.devicePasswordMinLength });
+  const provisioning = new EndpointProvisioning(endpoints, credentials);
   const replies = new Replies();
   const events = new Events(bus, endpoints, replies);
   const history = new History(stores.events, endpoints);
   const triggers = new Triggers(stores.triggers);
   const executions = new Executions(stores.executions);
-  return { accounts, tokens, users, services, endpoints, credentials, events, history, replies, triggers, executions };
+  return { accounts, tokens, users, services, endpoints, credentials, provisioning, events, history, replies, triggers, executions };
 }

@@ -37,6 +37,11 @@ export interface PresenceChange {
   readonly missingAfter: string | null;
   /** Where the device was heard from now, when the protocol knows: replaces the recorded address. */
   readonly heardFrom?: HeardFrom | undefined;
+  /**
+   * Status details the protocol owns (`remoteAddr`, `lifetime`), set in the same write: one statement per
+   * log-in instead of a read, a merge and two writes. Top-level values only, none null.
+   */
+  readonly details?: Readonly<Record<string, string | number>> | undefined;
 }
 
 /**
@@ -89,7 +94,8 @@ export interface EndpointStore {
   deletePasswordHash(endpointId: string): Promise<boolean>;
   /** Endpoints with this key in any account's services of `serviceType` (device log-in on a shared port), oldest first. */
   findDevices(serviceType: string, key: string, limit: number): Promise<Endpoint[]>;
-  setPresence(endpointId: string, change: PresenceChange): Promise<void>;
+  /** Records presence; with `details`, returns the status details as now stored (undefined for an unknown endpoint). */
+  setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined>;
   /** Where the device was last heard from (see `HeardFrom`); undefined before it was, or after `forgetHeardFrom`. */
   heardFrom(endpointId: string): Promise<HeardFrom | undefined>;
   /** Forgets the recorded address (another device now uses it). */

@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { FairSqliteDialect } from './fair-sqlite-dialect.js';
 import type { Schema } from './schema.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
 
@@ -48,7 +49,7 @@ function openSqlite(dataDir: string, logger?: Logger): Database {
   sqlite.pragma('busy_timeout = 5000');
   // Makes LIKE case-sensitive, as on PostgreSQL, so key-prefix search means the same on both.
   sqlite.pragma('case_sensitive_like = ON');
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Schema>({ dialect: new FairSqliteDialect({ database: withStatementCache(sqlite) }) });
   const checkpointer = startWalCheckpointer(file, logger);
   const close = async () => {
     await checkpointer.stop();

@@ -35,6 +35,9 @@ export class SqlEndpointStore implements EndpointStore {
   readonly #byServiceKey;
   // Read before every send to a device (udp.send, coap.send): compiled once.
   readonly #heardFrom;
+  // Read at every device log-in (a reconnecting fleet: thousands a second): compiled once.
+  readonly #devices;
+  readonly #passwordHash;
 
   readonly #dialect: DialectName;
 
@@ -46,6 +49,19 @@ export class SqlEndpointStore implements EndpointStore {
     this.#byKey = precompiled(db, endpoints.where('key', '=', '').limit(1));
     this.#byServiceKey = precompiled(db, endpoints.where('key', '=', '').where('service_id', '=', '').limit(1));
     this.#heardFrom = precompiled(db, db.selectFrom('endpoints').select(['heard_protocol', 'heard_addr']).where('id', '=', ''));
+    this.#devices = precompiled(
+      db,
+      db
+        .selectFrom('endpoints')
+        .innerJoin('services', 'services.id', 'endpoints.service_id')
+        .selectAll('endpoints')
+        .where('endpoints.key', '=', '')
+        .where('services.type', '=', '')
+        .orderBy('endpoints.created_at')
+        .orderBy('endpoints.id')
+        .limit(1),
+    );
+    this.#passwordHash = precompiled(db, db.selectFrom('endpoint_credentials').select(['password_hash', 'updated_at']).where('endpoint_id', '=', ''));
   }
 
   async insert(endpoint: Endpoint): Promise<void> {
@@ -148,11 +164,7 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async passwordHash(endpointId: string): Promise<{ hash: string; updatedAt: string } | undefined> {
-    const row = await this.#db
-      .selectFrom('endpoint_credentials')
-      .select(['password_hash', 'updated_at'])
-      .where('endpoint_id', '=', endpointId)
-      .executeTakeFirst();
+    const [row] = await this.#passwordHash([endpointId]);
     return row && { hash: row.password_hash, updatedAt: toIso(row.updated_at) };
   }
 
@@ -171,25 +183,27 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async findDevices(serviceType: string, key: string, limit: number): Promise<Endpoint[]> {
-    const rows = await this.#db
-      .selectFrom('endpoints')
-      .selectAll('endpoints')
-      .where('key', '=', key)
-      .where('service_id', 'in', (eb) => eb.selectFrom('services').select('id').where('type', '=', serviceType))
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(limit)
-      .execute();
+    const rows = await this.#devices([key, serviceType, limit]);
     return rows.map(toEndpoint);
   }
 
-  async setPresence(endpointId: string, change: PresenceChange): Promise<void> {
+  async setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined> {
     const heard = change.heardFrom && { heard_protocol: change.heardFrom.protocol, heard_addr: change.heardFrom.remoteAddr };
-    await this.#db
+    const presence = { state: change.state, last_seen_at: toMs(change.lastSeenAt), missing_after: change.missingAfter === null ? null : toMs(change.missingAfter), ...heard };
+    const details = change.details && Object.keys(change.details).length > 0 ? toJson(change.details) : undefined;
+    if (details === undefined) {
+      await this.#db.updateTable('endpoints').set(presence).where('id', '=', endpointId).execute();
+      return undefined;
+    }
+    // Top-level, non-null values: jsonb || is the RFC 7396 merge then, as SQLite's json_patch always is.
+    const merged = this.#dialect === 'postgres' ? sql<string>`status_details || ${details}::jsonb` : sql<string>`json_patch(status_details, ${details})`;
+    const row = await this.#db
       .updateTable('endpoints')
-      .set({ state: change.state, last_seen_at: toMs(change.lastSeenAt), missing_after: change.missingAfter === null ? null : toMs(change.missingAfter), ...heard })
+      .set({ ...presence, status_details: merged, updated_at: toMs(change.lastSeenAt) })
       .where('id', '=', endpointId)
-      .execute();
+      .returning('status_details')
+      .executeTakeFirst();
+    return row && fromJson<JsonObject>(row.status_details);
   }
 
   async heardFrom(endpointId: string): Promise<HeardFrom | undefined> {

@@ -5,6 +5,8 @@ import type { EndpointFilter } from '../../domain/endpoints.js';
 import { pageRequest } from '../../domain/pagination.js';
 import {
   Endpoint,
+  EndpointBulkCreate,
+  EndpointBulkCreated,
   EndpointBulkUpdate,
   EndpointCredentials,
   EndpointCreate,
@@ -36,7 +38,7 @@ function toFilter(query: Static<typeof FilterQuery>): EndpointFilter {
 }
 
 export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (app, { domain }) => {
-  const { endpoints, credentials } = domain;
+  const { endpoints, credentials, provisioning } = domain;
 
   app.get(
     '/endpoints',
@@ -66,14 +68,28 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
       },
     },
     async (request, reply) => {
-      const { credentials: wanted, ...input } = request.body;
-      // Prepared first: a password refused (or a busy KDF) creates no endpoint.
-      const prepared = wanted === undefined ? undefined : await credentials.prepare(wanted);
-      const endpoint = await endpoints.create(request.scope, input);
-      if (prepared === undefined) return reply.status(201).send(endpoint);
-      const stored = await credentials.store(endpoint, prepared);
-      if (stored.password !== undefined) void reply.header('cache-control', 'no-store');
-      return reply.status(201).send({ ...endpoint, credentials: stored });
+      const created = await provisioning.create(request.scope, request.body);
+      // A generated secret is shown in this answer only: no cache may keep it.
+      if (created.credentials?.password !== undefined) void reply.header('cache-control', 'no-store');
+      return reply.status(201).send(created);
+    },
+  );
+
+  app.post(
+    '/endpoints/bulk',
+    {
+      schema: {
+        tags: ['endpoints'],
+        summary: 'Create many endpoints, each with optional credentials; every item is tried and reported on its own (200 even when some fail)',
+        body: EndpointBulkCreate,
+        response: { 200: EndpointBulkCreated, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const items = await provisioning.createMany(request.scope, request.body.items);
+      const created = items.filter((item) => item.status === 201).length;
+      if (items.some((item) => 'endpoint' in item && item.endpoint.credentials?.password !== undefined)) void reply.header('cache-control', 'no-store');
+      return { created, failed: items.length - created, items };
     },
   );
 
