@@ -34,6 +34,7 @@ const CHOSEN = Number(process.env.BENCH_LOGINS_CHOSEN ?? 2_000);
 /** Devices created one request each (`POST /endpoints` with credentials). */
 const SINGLE = Number(process.env.BENCH_LOGINS_SINGLE ?? 2_000);
 const SOURCES = Number(process.env.BENCH_LOGINS_SOURCES ?? 10);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const BULK_SIZE = 100;
 const CONCURRENT_REQUESTS = 20;
 /** A storm that has not let every device in by then is reported as such. */
@@ -42,6 +43,12 @@ const STORM_LIMIT_MS = Number(process.env.BENCH_LOGINS_LIMIT_MS ?? 300_000);
 const CONNACK_TIMEOUT_MS = 10_000;
 const MOSQUITTO = process.env.BENCH_MOSQUITTO ?? '/usr/sbin/mosquitto';
 const ADMIN_TOKEN = `AT:${randomBytes(18).toString('base64url')}`;
+
+/** The Node flags `npm start` gives the service (package.json), so that it runs here as it does there. */
+const START_FLAGS: string[] = (() => {
+  const { scripts } = JSON.parse(readFileSync(path.resolve('package.json'), 'utf8')) as { scripts: Record<string, string> };
+  return /\bnode ((?:--\S+ )*)dist\/src\/cli\.js/.exec(scripts.start ?? '')?.[1]?.trim().split(' ').filter(Boolean) ?? [];
+})();
 
 interface Device {
   readonly key: string;
@@ -79,6 +86,21 @@ function cpuSeconds(pid: number | undefined): number | undefined {
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Waits until the process is idle (under 5 % of a core over half a second, at most 30 s): the devices'
+ * disconnections are handled before the next kill -9, so that no round starts with the last one's backlog.
+ */
+async function quiesce(pid: number | undefined): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let before = cpuSeconds(pid);
+  while (before !== undefined && Date.now() < deadline) {
+    await sleep(500);
+    const now = cpuSeconds(pid);
+    if (now === undefined || now - before < 0.025) return;
+    before = now;
   }
 }
 
@@ -200,7 +222,7 @@ class BridgeProcess {
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('IOTBRIDGE_')));
     const startedAt = performance.now();
     // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written at the graceful stops).
-    const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const nodeArgs = [...START_FLAGS, ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
     this.child = spawn(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), ...nodeArgs, cli, 'serve'], {
       env: {
         ...inherited,
@@ -306,6 +328,29 @@ async function provisionBulk(bridge: BridgeProcess, token: string, serviceId: st
   return { devices, perSecond: count / ((performance.now() - started) / 1000) };
 }
 
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/** Each figure the median over the rounds; the counts of refusals and errors summed, and "all in" only if every round was. */
+function medianOf(rounds: readonly StormResult[]): StormResult {
+  const of = (pick: (r: StormResult) => number) => median(rounds.map(pick));
+  const sum = (pick: (r: StormResult) => number) => rounds.reduce((total, r) => total + pick(r), 0);
+  const cpu = rounds.map((r) => r.serverCpuMsPerLogin).filter((v): v is number => v !== undefined);
+  return {
+    devices: rounds[0]?.devices ?? 0,
+    seconds: of((r) => r.seconds),
+    allIn: rounds.every((r) => r.allIn),
+    attempts: sum((r) => r.attempts),
+    busy: sum((r) => r.busy),
+    refused: sum((r) => r.refused),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    p50: of((r) => r.p50),
+    p99: of((r) => r.p99),
+    serverCpuMsPerLogin: cpu.length === rounds.length ? median(cpu) : undefined,
+    clientCpuMsPerLogin: of((r) => r.clientCpuMsPerLogin),
+  };
+}
+
 const rate = (result: StormResult) => Math.round(result.devices / Math.max(result.seconds, 0.001));
 const row = (name: string, result: StormResult) =>
   `| ${name} | ${result.devices.toLocaleString('en')} | ${rate(result).toLocaleString('en')}/s | ${result.p50.toFixed(1)} s | ${result.p99.toFixed(1)} s | ${result.seconds.toFixed(1)} s | ${result.allIn ? 'all' : 'NOT ALL'} | ${result.busy} | ${result.refused} | ${result.errors + result.timeouts} | ${result.serverCpuMsPerLogin?.toFixed(2) ?? '–'} ms | ${result.clientCpuMsPerLogin.toFixed(2)} ms |`;
@@ -331,39 +376,62 @@ async function main(): Promise<void> {
     });
     const singlePerSecond = SINGLE / ((performance.now() - singleStarted) / 1000);
 
-    console.log('kill -9, restart, storm of generated secrets…');
+    const passwdSeconds = await mosquitto.prepare(generated.devices);
+    await mosquitto.start();
+    await quiesce(bridge.child?.pid);
     await bridge.kill();
-    const restartSeconds = await bridge.start();
-    const bridgeStorm = await storm(generated.devices, bridge.mqttPort, 'gen', bridge.child?.pid);
-    closeAll(bridgeStorm.open);
-    console.log(row('IoT Bridge, generated secrets', bridgeStorm.result));
+    // Rounds alternate: each is kill -9, start again, every device at once; IoT Bridge first in odd rounds.
+    const bridgeRounds: StormResult[] = [];
+    const referenceRounds: StormResult[] = [];
+    const restarts: number[] = [];
+    const bridgeRound = async () => {
+      await bridge.kill();
+      restarts.push(await bridge.start());
+      const { result, open } = await storm(generated.devices, bridge.mqttPort, 'gen', bridge.child?.pid);
+      closeAll(open);
+      bridgeRounds.push(result);
+      console.log(row('IoT Bridge, generated secrets', result));
+      await quiesce(bridge.child?.pid);
+      await bridge.kill();
+    };
+    const referenceRound = async () => {
+      await mosquitto.kill();
+      await mosquitto.start();
+      const { result, open } = await storm(generated.devices, mosquitto.port, 'mosq', mosquitto.child?.pid);
+      closeAll(open);
+      referenceRounds.push(result);
+      console.log(row('Mosquitto 2, password file', result));
+      await quiesce(mosquitto.child?.pid);
+      await mosquitto.kill();
+    };
+    for (let round = 0; round < RUNS; round++) {
+      console.log(`round ${round + 1} of ${RUNS}: kill -9, restart, ${DEVICES} devices at once…`);
+      if (round % 2 === 0) {
+        await bridgeRound();
+        await referenceRound();
+      } else {
+        await referenceRound();
+        await bridgeRound();
+      }
+    }
 
-    console.log('stop, restart, storm of chosen passwords…');
-    await bridge.kill('SIGTERM');
+    console.log(`kill -9, restart, ${CHOSEN} devices with chosen passwords at once…`);
     await bridge.start();
     const chosenStorm = await storm(chosen.devices, bridge.mqttPort, 'chosen', bridge.child?.pid);
     closeAll(chosenStorm.open);
     console.log(row('IoT Bridge, chosen passwords', chosenStorm.result));
     await bridge.kill('SIGTERM');
 
-    console.log(`Mosquitto: password file of the same ${DEVICES} users, kill -9, restart, storm…`);
-    const passwdSeconds = await mosquitto.prepare(generated.devices);
-    await mosquitto.start();
-    await mosquitto.kill();
-    await mosquitto.start();
-    const referenceStorm = await storm(generated.devices, mosquitto.port, 'mosq', mosquitto.child?.pid);
-    closeAll(referenceStorm.open);
-    await mosquitto.kill();
-    console.log(row('Mosquitto 2, password file', referenceStorm.result));
-
-    console.log(`\nLog-in storm after kill -9 and restart, ${SOURCES} loopback source addresses; a device refused or cut off tries again after 1–2 s.`);
-    console.log(`IoT Bridge (SQLite) restarted in ${restartSeconds.toFixed(1)} s.\n`);
+    const bridgeStorm = medianOf(bridgeRounds);
+    const referenceStorm = medianOf(referenceRounds);
+    console.log(`\nLog-in storm after kill -9 and restart, median of ${RUNS} rounds (the chosen-password storm: one round); ${SOURCES} loopback source`);
+    console.log(`addresses; a device refused or cut off tries again after 1–2 s. IoT Bridge (SQLite) started again in ${median(restarts).toFixed(1)} s.\n`);
     console.log('| | devices | log-ins/s until all in | half in after | 99 % in after | last one in after | in | busy answers | other refusals | errors, timeouts | server CPU per log-in | CPU of the devices per log-in |');
     console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
-    console.log(row('IoT Bridge, generated secrets', bridgeStorm.result));
+    console.log(row('IoT Bridge, generated secrets', bridgeStorm));
     console.log(row('IoT Bridge, chosen passwords (PBKDF2)', chosenStorm.result));
-    console.log(row('Mosquitto 2, password file (`mosquitto_passwd -U`)', referenceStorm.result));
-    console.log(`\nratio, generated secrets : Mosquitto = ${(rate(bridgeStorm.result) / rate(referenceStorm.result)).toFixed(2)}`);
+    console.log(row('Mosquitto 2, password file (`mosquitto_passwd -U`)', referenceStorm));
+    console.log(`\nratio, generated secrets : Mosquitto = ${(rate(bridgeStorm) / rate(referenceStorm)).toFixed(2)} (per round: ${bridgeRounds.map((r, i) => (rate(r) / rate(referenceRounds[i]!)).toFixed(2)).join(', ')})`);
     console.log('\n| provisioning through the API, 20 requests at once | devices/s |');
     console.log('|---|---|');
     console.log(`| POST /endpoints/bulk (${BULK_SIZE} per request), generated secrets | ${Math.round(generated.perSecond).toLocaleString('en')} |`);

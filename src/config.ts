@@ -74,6 +74,12 @@ export interface Config {
    * it to push fleets towards generated secrets. `IOTBRIDGE_DEVICE_PASSWORD_MIN_LENGTH`, default 8, at most 256.
    */
   readonly devicePasswordMinLength: number;
+  /**
+   * How long a log-in with a chosen device password may expect to wait for its check (2 at once, ~5 ms each)
+   * before the device is told to try later (MQTT 5 0x89, 3.1.1 CONNACK 3) instead of queueing.
+   * `IOTBRIDGE_DEVICE_PASSWORD_MAX_WAIT_MS`, default 10000. Generated secrets never wait.
+   */
+  readonly devicePasswordMaxWaitMs: number;
   /** How many endpoints' events are handled at once (`core.trigger.event.parallelism`). `IOTBRIDGE_EVENT_PARALLELISM`, default 50. */
   readonly eventParallelism: number;
   /**
@@ -119,6 +125,7 @@ export const DEFAULTS = {
   userTokenTtlSeconds: 86_400,
   tokenCacheTtlSeconds: 10,
   devicePasswordMinLength: 8,
+  devicePasswordMaxWaitMs: 10_000,
   eventParallelism: 50,
   eventBacklogInMemory: 10_000,
   historyRetentionDays: 30,
@@ -161,6 +168,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   userTokenTtlSeconds: 'IOTBRIDGE_USER_TOKEN_TTL',
   tokenCacheTtlSeconds: 'IOTBRIDGE_TOKEN_CACHE_TTL',
   devicePasswordMinLength: 'IOTBRIDGE_DEVICE_PASSWORD_MIN_LENGTH',
+  devicePasswordMaxWaitMs: 'IOTBRIDGE_DEVICE_PASSWORD_MAX_WAIT_MS',
   eventParallelism: 'IOTBRIDGE_EVENT_PARALLELISM',
   eventBacklogInMemory: 'IOTBRIDGE_EVENT_BACKLOG_IN_MEMORY',
   historyRetentionDays: 'IOTBRIDGE_HISTORY_RETENTION_DAYS',
@@ -228,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     userTokenTtlSeconds: positiveInt(merged, 'userTokenTtlSeconds'),
     tokenCacheTtlSeconds: nonNegativeInt(merged, 'tokenCacheTtlSeconds'),
     devicePasswordMinLength: integer(merged, 'devicePasswordMinLength', PASSWORD_MIN_LENGTH, DEVICE_PASSWORD_MAX_LENGTH),
+    devicePasswordMaxWaitMs: integer(merged, 'devicePasswordMaxWaitMs', 0, 600_000),
     eventParallelism: integer(merged, 'eventParallelism', 1, 10_000),
     eventBacklogInMemory: integer(merged, 'eventBacklogInMemory', 1, 10_000_000),
     historyRetentionDays: nonNegativeInt(merged, 'historyRetentionDays'),

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors.js';
-import { checkDeviceSecret, hashDevicePassword, hashGeneratedSecret, newDeviceSecret } from './device-secrets.js';
+import { checkDeviceSecret, hashDevicePassword, hashGeneratedSecret, kdfLine, newDeviceSecret } from './device-secrets.js';
+import type { WorkGate } from './work-gate.js';
 import type { Endpoint, Endpoints, EndpointStore } from './endpoints.js';
 import type { Scope } from './scope.js';
 import { PASSWORD_MIN_LENGTH } from './users.js';
@@ -44,12 +45,18 @@ export class DeviceCredentials {
    */
   readonly #verified = new LRUCache<string, Buffer>({ max: VERIFIED_CACHE_SIZE });
   readonly #minPasswordLength: number;
+  /** Where chosen passwords wait for their KDF; generated secrets never do. */
+  readonly #kdf: WorkGate;
 
-  /** `minPasswordLength`: shortest chosen password (service option; `PASSWORD_MIN_LENGTH` at least). */
-  constructor(store: EndpointStore, endpoints: Endpoints, options: { minPasswordLength?: number } = {}) {
+  /**
+   * `minPasswordLength`: shortest chosen password (service option; `PASSWORD_MIN_LENGTH` at least);
+   * `maxWaitMs`: how long a chosen password's check may expect to wait before `IOTB_AUTH_BUSY` (10 s).
+   */
+  constructor(store: EndpointStore, endpoints: Endpoints, options: { minPasswordLength?: number; maxWaitMs?: number } = {}) {
     this.#store = store;
     this.#endpoints = endpoints;
     this.#minPasswordLength = Math.max(PASSWORD_MIN_LENGTH, options.minPasswordLength ?? PASSWORD_MIN_LENGTH);
+    this.#kdf = kdfLine(options.maxWaitMs);
   }
 
   /**
@@ -78,7 +85,7 @@ export class DeviceCredentials {
       const password = newDeviceSecret();
       return { hash: hashGeneratedSecret(password), generated: password };
     }
-    return { hash: await hashDevicePassword(checkedDevicePassword(input.password, this.#minPasswordLength)), generated: undefined };
+    return { hash: await hashDevicePassword(checkedDevicePassword(input.password, this.#minPasswordLength), this.#kdf), generated: undefined };
   }
 
   /** Stores prepared credentials as the endpoint's → the generated secret, if it is one (to be shown once). */
@@ -118,10 +125,10 @@ export class DeviceCredentials {
     const digest = createHash('sha256').update(stored.hash).update('\0').update(password).digest();
     const remembered = this.#verified.get(endpoint.id);
     if (remembered && timingSafeEqual(remembered, digest)) return true;
-    const { ok, outdated } = await checkDeviceSecret(password, stored.hash);
+    const { ok, outdated } = await checkDeviceSecret(password, stored.hash, this.#kdf);
     if (!ok) return false;
     if (outdated) {
-      const renewed = await hashDevicePassword(password);
+      const renewed = await hashDevicePassword(password, this.#kdf);
       await this.#store.setPasswordHash(endpoint.id, renewed, stored.updatedAt);
       this.#verified.set(endpoint.id, createHash('sha256').update(renewed).update('\0').update(password).digest());
     } else {

@@ -24,11 +24,17 @@ const GENERATED_SECRET_BYTES = 24;
 export const DEVICE_PBKDF2_ITERATIONS = 10_000;
 const KEY_LENGTH = 32;
 
+/** How long a chosen password's check may expect to wait by default before the device is told to try later. */
+export const DEVICE_PASSWORD_MAX_WAIT_MS = 10_000;
+
 /**
- * Checks of passwords people chose (PBKDF2, and scrypt for hashes from before): on libuv's pool, at most 2 at
- * once so file and DNS work keep a thread, and no more waiting than fits in 10 s at the recent rate.
+ * The line of checks of passwords people chose (PBKDF2, and scrypt for hashes from before): on libuv's pool,
+ * at most 2 at once so file and DNS work keep a thread, and no more waiting than fits in `maxWaitMs` at the
+ * recent rate (`IOTB_AUTH_BUSY` beyond). One per service process.
  */
-const kdfGate = new WorkGate({ concurrency: 2, maxWaitMs: 10_000, busyCode: 'IOTB_AUTH_BUSY' });
+export function kdfLine(maxWaitMs = DEVICE_PASSWORD_MAX_WAIT_MS): WorkGate {
+  return new WorkGate({ concurrency: 2, maxWaitMs, busyCode: 'IOTB_AUTH_BUSY' });
+}
 
 /** A new generated device secret: 192 random bits, URL-safe. */
 export function newDeviceSecret(): string {
@@ -40,15 +46,15 @@ export function hashGeneratedSecret(secret: string): string {
   return `sha256$${sha256(secret).toString('base64url')}`;
 }
 
-/** The stored form of a password a person chose. */
-export async function hashDevicePassword(password: string): Promise<string> {
+/** The stored form of a password a person chose, made in `line`. */
+export async function hashDevicePassword(password: string, line: WorkGate): Promise<string> {
   const salt = randomBytes(16);
-  const key = await kdfGate.run(() => pbkdf2Async(password, salt, DEVICE_PBKDF2_ITERATIONS));
+  const key = await line.run(() => pbkdf2Async(password, salt, DEVICE_PBKDF2_ITERATIONS));
   return ['pbkdf2-sha512', DEVICE_PBKDF2_ITERATIONS, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
-/** Whether `password` matches `stored`, and whether `stored` is in a form that should be replaced (`outdated`). */
-export async function checkDeviceSecret(password: string, stored: string): Promise<{ ok: boolean; outdated: boolean }> {
+/** Whether `password` matches `stored` (a chosen password's check waits in `line`), and whether `stored` is in a form that should be replaced (`outdated`). */
+export async function checkDeviceSecret(password: string, stored: string, line: WorkGate): Promise<{ ok: boolean; outdated: boolean }> {
   const scheme = stored.slice(0, stored.indexOf('$'));
   if (scheme === 'sha256') {
     const expected = Buffer.from(stored.slice('sha256$'.length), 'base64url');
@@ -60,10 +66,10 @@ export async function checkDeviceSecret(password: string, stored: string): Promi
     const rounds = Number(iterations);
     if (!salt || !hash || !Number.isInteger(rounds) || rounds < 1) return { ok: false, outdated: false };
     const expected = Buffer.from(hash, 'base64url');
-    const key = await kdfGate.run(() => pbkdf2Async(password, Buffer.from(salt, 'base64url'), rounds));
+    const key = await line.run(() => pbkdf2Async(password, Buffer.from(salt, 'base64url'), rounds));
     return { ok: key.length === expected.length && timingSafeEqual(key, expected), outdated: rounds !== DEVICE_PBKDF2_ITERATIONS };
   }
-  if (scheme === 'scrypt') return { ok: await kdfGate.run(() => verifyPassword(password, stored)), outdated: true };
+  if (scheme === 'scrypt') return { ok: await line.run(() => verifyPassword(password, stored)), outdated: true };
   return { ok: false, outdated: false };
 }
 

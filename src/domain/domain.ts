@@ -48,6 +48,8 @@ export interface DomainOptions {
   readonly tokenCacheTtlSeconds: number;
   /** Shortest password a person may choose for a device. */
   readonly devicePasswordMinLength: number;
+  /** How long a chosen device password's check may expect to wait before the device is told to try later (ms). */
+  readonly devicePasswordMaxWaitMs: number;
 }
 
 export function createDomain(stores: DomainStores, bus: EventBus, options: DomainOptions): Domain {
@@ -56,7 +58,7 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const users = new Users(stores.users, tokens, { tokenTtlSeconds: options.userTokenTtlSeconds });
   const services = new Services(stores.services);
   const endpoints = new Endpoints(stores.endpoints, services);
-  const credentials = new DeviceCredentials(stores.endpoints, endpoints, { minPasswordLength: options.devicePasswordMinLength });
+  const credentials = new DeviceCredentials(stores.endpoints, endpoints, { minPasswordLength: options.devicePasswordMinLength, maxWaitMs: options.devicePasswordMaxWaitMs });
   const provisioning = new EndpointProvisioning(endpoints, credentials);
   const replies = new Replies();
   const events = new Events(bus, endpoints, replies);

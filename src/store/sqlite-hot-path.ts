@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import type { PresenceChange } from '../domain/endpoints.js';
 import type { Event } from '../events/event.js';
 import type { Execution } from '../triggers/executions.js';
 import type { Schema } from './schema.js';
@@ -44,6 +45,8 @@ export class SqliteHotPath {
   readonly #insertEvent: SQLite.Statement;
   readonly #saveCursor: SQLite.Statement;
   readonly #insertExecution: SQLite.Statement;
+  readonly #presence: SQLite.Statement;
+  readonly #presenceAndDetails: SQLite.Statement;
 
   constructor(db: Kysely<Schema>, sqlite: SQLite.Database) {
     this.#db = db;
@@ -58,6 +61,31 @@ export class SqliteHotPath {
       'insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)' +
         ' values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    // Heard-from is replaced only when the protocol knows it (both or neither).
+    const presence = 'update endpoints set state = ?, last_seen_at = ?, missing_after = ?, heard_protocol = coalesce(?, heard_protocol), heard_addr = coalesce(?, heard_addr)';
+    this.#presence = sqlite.prepare(`${presence} where id = ?`);
+    this.#presenceAndDetails = sqlite.prepare(`${presence}, status_details = json_patch(status_details, ?), updated_at = ? where id = ? returning status_details`);
+  }
+
+  /**
+   * A device connected, was heard from or went away (`EndpointStore.setPresence`). A fleet reconnecting
+   * after an outage makes thousands a second: they commit together with the events of the same turn.
+   * Resolves with the status details as now stored (JSON text) when `details` were given.
+   */
+  setPresence(endpointId: string, change: PresenceChange): Promise<string | undefined> {
+    const lastSeenAt = toMs(change.lastSeenAt);
+    const missingAfter = change.missingAfter === null ? null : toMs(change.missingAfter);
+    const protocol = change.heardFrom?.protocol ?? null;
+    const address = change.heardFrom?.remoteAddr ?? null;
+    const details = change.details && Object.keys(change.details).length > 0 ? toJson(change.details) : undefined;
+    return this.#write(() => {
+      if (details === undefined) {
+        this.#presence.run(change.state, lastSeenAt, missingAfter, protocol, address, endpointId);
+        return undefined;
+      }
+      const row = this.#presenceAndDetails.get(change.state, lastSeenAt, missingAfter, protocol, address, details, lastSeenAt, endpointId) as { status_details: string } | undefined;
+      return row?.status_details;
+    });
   }
 
   /** Stores events in the history; resolves with their sequence numbers once committed. */

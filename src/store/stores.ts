@@ -25,7 +25,7 @@ export function sqlStores(database: Database): Stores {
     tokens: new SqlTokenStore(db),
     users: new SqlUserStore(db),
     services: new SqlServiceStore(db),
-    endpoints: new SqlEndpointStore(db, database.dialect),
+    endpoints: new SqlEndpointStore(db, database.dialect, hot),
     events: new SqlEventStore(db, hot),
     triggers: new SqlTriggerStore(db),
     executions: new SqlExecutionStore(db, hot),

@@ -310,5 +310,26 @@ describe('MQTT over TLS and WebSocket (sqlite)', () => {
       raw.socket.send(generate({ cmd: 'pingreq' }));
       assert.ok((await raw.closedWithin(3000)) !== undefined, 'a first packet other than CONNECT closes the WebSocket');
     });
+
+    it('a generated device secret logs in over WebSocket and TLS as over TCP; another device’s secret does not', async () => {
+      const created = await service.request('POST', '/endpoints/bulk', {
+        token: account.token,
+        body: { items: ['ws-gen-1', 'ws-gen-2'].map((key) => ({ key, serviceId, credentials: { generate: true } })) },
+      });
+      const [first, second] = created.body.items.map((item: { endpoint: { credentials: { password: string } } }) => item.endpoint.credentials.password);
+      for (const url of [wsUrl(), tlsUrl()]) {
+        const client = await connect(url, 'ws-gen-1', { password: first, ca: cert });
+        assert.ok(client.connected, url);
+        await client.endAsync();
+        const refused = await mqtt
+          .connectAsync(url, { username: 'ws-gen-1', password: second, ca: cert, reconnectPeriod: 0, connectTimeout: 5000, protocolVersion: 4 })
+          .then(async (other) => {
+            await other.endAsync(true);
+            return 0;
+          })
+          .catch((error: { code?: number }) => error.code);
+        assert.equal(refused, 4, `${url}: the other device's secret is refused`);
+      }
+    });
   });
 });

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { generate } from 'mqtt-packet';
 import type { TestService } from './service.js';
 
 export const run = promisify(execFile);
@@ -72,5 +73,29 @@ export class RawConnection {
   /** Whether the service closed the connection within `ms`. */
   async closedWithin(ms: number): Promise<boolean> {
     return Promise.race([this.closed.then(() => true), sleep(ms).then(() => false)]);
+  }
+}
+
+/**
+ * One MQTT CONNECT written by hand from `localAddress` (any of 127.0.0.0/8) → the CONNACK's return code
+ * (3.1.1) or reason code (MQTT 5); the connection is closed either way. For storms of log-ins from several
+ * addresses, which mqtt.js cannot choose.
+ */
+export async function connackCode(port: number, login: { key: string; password: string; version?: 4 | 5; localAddress?: string; clientId?: string }): Promise<number> {
+  const socket = net.connect({ port, host: '127.0.0.1', localAddress: login.localAddress ?? '127.0.0.1' });
+  try {
+    const answer = new Promise<number>((resolve, reject) => {
+      let received = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        if (received.length >= 4) resolve(received[0] === 0x20 ? received[3]! : -1);
+      });
+      socket.once('error', reject);
+      socket.once('close', () => reject(new Error('closed without a CONNACK')));
+    });
+    socket.write(generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: login.version ?? 4, clean: true, clientId: login.clientId ?? '', keepalive: 0, username: login.key, password: Buffer.from(login.password) }));
+    return await Promise.race([answer, sleep(15_000).then(() => Promise.reject(new Error('no CONNACK within 15 s')))]);
+  } finally {
+    socket.destroy();
   }
 }
