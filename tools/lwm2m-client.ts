@@ -7,7 +7,7 @@
  *   node --import tsx tools/lwm2m-client.ts coap://127.0.0.1:5683 my-device
  */
 import { CoapEndpoint, emptyMessage, encodeMessage, UdpTransport, contentFormat, accept, locationPath, observe, option, OptionNumber, uriPath, uriQueryOptions, type CoapMessage, type CoapResponse, type Peer } from '../src/coap/index.js';
-import { decode, decodePaths, encode, encodeLinks } from '../src/lwm2m/codecs/index.js';
+import { decode, decodePaths, encode, encodeLinks, type LinkAttribute } from '../src/lwm2m/codecs/index.js';
 import { CONTENT_FORMATS, parsePath, type Lwm2mRecord, type ModelLookup } from '../src/lwm2m/model.js';
 import { ObjectRegistry } from '../src/lwm2m/objects/registry.js';
 
@@ -25,7 +25,35 @@ export interface SimulatedClientOptions {
   readonly transmission?: { ackTimeout?: number; maxRetransmit?: number };
   /** Local UDP port, default 0 (any): a fixed one lets a test play a device taking over another's address. */
   readonly localPort?: number;
+  /**
+   * Content formats for values it takes and answers in, besides plain text and opaque (single resources) and
+   * link format (discover); others get 4.06 (asked to answer in them) or 4.15 (sent in them). Default: every
+   * format the codecs know. The first is what it answers a GET without Accept in.
+   */
+  readonly formats?: readonly number[];
+  /** Content formats it announces in its root link (`</>;rt="oma.lwm2m";ct=…`); without, it sends no root link. */
+  readonly announce?: readonly number[];
 }
+
+const F = CONTENT_FORMATS;
+
+/**
+ * Client profiles seen in the field, for test matrices: what each announces and what it takes. Modelled on
+ * Wakaama built with SenML JSON (`ct=110`) or SenML CBOR (`ct=112`), a 1.0 TLV-only client, a 1.1 client that
+ * announces nothing, and a 1.2 client with LwM2M CBOR.
+ */
+export const CLIENT_PROFILES = {
+  '1.0-tlv': { lwm2mVersion: '1.0', formats: [F.tlv] },
+  '1.1-ct110': { lwm2mVersion: '1.1', formats: [F.senmlJson, F.tlv], announce: [F.senmlJson] },
+  '1.1-ct112': { lwm2mVersion: '1.1', formats: [F.senmlCbor, F.senmlJson, F.tlv], announce: [F.senmlCbor] },
+  '1.1-no-ct': { lwm2mVersion: '1.1', formats: [F.tlv, F.senmlJson] },
+  '1.2-lwm2m-cbor': { lwm2mVersion: '1.2', formats: [F.senmlCbor, F.lwm2mCbor, F.senmlJson, F.tlv], announce: [F.senmlCbor, F.lwm2mCbor] },
+} as const satisfies Record<string, Pick<SimulatedClientOptions, 'lwm2mVersion' | 'formats' | 'announce'>>;
+
+export type ClientProfile = keyof typeof CLIENT_PROFILES;
+
+/** Formats every client takes for a single resource, and link format for discover. */
+const ALWAYS_TAKEN: readonly number[] = [F.text, F.opaque, F.linkFormat];
 
 export const DEFAULT_VALUES: readonly Lwm2mRecord[] = [
   { path: '/1/0/0', type: 'integer', value: 101 },
@@ -184,7 +212,18 @@ export class SimulatedClient {
   #objectLinks() {
     const instances = new Set<string>();
     for (const path of this.values.keys()) instances.add(path.split('/').slice(0, 3).join('/'));
-    return [...instances].sort().map((target) => ({ target, attributes: [] }));
+    const links = [...instances].sort().map((target) => ({ target, attributes: [] as LinkAttribute[] }));
+    const announce = this.options.announce;
+    if (announce === undefined) return links;
+    // Wakaama's form for one format (ct=110); RFC 6690's quoted list for several (ct="112 11544").
+    const ct: LinkAttribute = announce.length === 1 ? { name: 'ct', value: String(announce[0]) } : { name: 'ct', value: announce.join(' '), quoted: true };
+    return [{ target: '/', attributes: [{ name: 'rt', value: 'oma.lwm2m', quoted: true }, ct] }, ...links];
+  }
+
+  /** Whether it takes `format` for values (`single`: also plain text and opaque). */
+  #takes(format: number, single: boolean): boolean {
+    if (single && ALWAYS_TAKEN.includes(format)) return true;
+    return this.options.formats === undefined || this.options.formats.includes(format);
   }
 
   #serve(request: CoapMessage): CoapResponse {
@@ -200,7 +239,8 @@ export class SimulatedClient {
     switch (request.code) {
       case '0.01': {
         if (under.length === 0) return { code: '4.04' };
-        const wanted = accept(request) ?? CONTENT_FORMATS.tlv;
+        const wanted = accept(request) ?? this.options.formats?.[0] ?? CONTENT_FORMATS.tlv;
+        if (wanted !== CONTENT_FORMATS.linkFormat && !this.#takes(wanted, isSingle(under, path))) return { code: '4.06' };
         if (wanted === CONTENT_FORMATS.linkFormat) {
           const targets = [...new Set(under.map((r) => r.path.split('/').slice(0, 4).join('/')))];
           return { code: '2.05', options: [option(OptionNumber.ContentFormat, wanted)], payload: Buffer.from(encodeLinks([{ target: path, attributes: [] }, ...targets.map((target) => ({ target, attributes: [] }))])) };
@@ -222,6 +262,7 @@ export class SimulatedClient {
           return { code: '2.04' };
         }
         const records = this.#decode(request, path);
+        if (records === 'unsupported') return { code: '4.15' };
         if (!records) return { code: '4.00' };
         for (const record of records) this.values.set(record.path, record);
         if (parsed.instanceId === undefined) {
@@ -234,6 +275,7 @@ export class SimulatedClient {
         if (under.length === 0) return { code: '4.04' };
         if (request.payload.length === 0) return { code: '2.04' }; // Write-Attributes
         const records = this.#decode(request, path);
+        if (records === 'unsupported') return { code: '4.15' };
         if (!records) return { code: '4.00' };
         if (parsed.resourceId === undefined) for (const record of under) this.values.delete(record.path);
         for (const record of records) this.values.set(record.path, record);
@@ -247,6 +289,7 @@ export class SimulatedClient {
         // Read-Composite: FETCH / with the paths in SenML.
         const format = contentFormat(request);
         if (format === undefined) return { code: '4.00' };
+        if (!this.#takes(format, false)) return { code: '4.15' };
         let paths: string[];
         try {
           paths = decodePaths(format, request.payload);
@@ -255,6 +298,7 @@ export class SimulatedClient {
         }
         const found = this.#valuesUnder(paths);
         const wanted = accept(request) ?? format;
+        if (!this.#takes(wanted, false)) return { code: '4.06' };
         // Observe-Composite: FETCH with Observe: 0; notifications carry the same paths.
         const observing = observe(request) === 0;
         if (observing) {
@@ -266,6 +310,7 @@ export class SimulatedClient {
       case '0.07': {
         // Write-Composite: iPATCH / with absolute paths.
         const records = this.#decode(request, '/');
+        if (records === 'unsupported') return { code: '4.15' };
         if (!records) return { code: '4.00' };
         if (records.some((r) => !this.values.has(r.path))) return { code: '4.04' };
         for (const record of records) this.values.set(record.path, record);
@@ -276,15 +321,21 @@ export class SimulatedClient {
     }
   }
 
-  #decode(request: CoapMessage, path: string): Lwm2mRecord[] | undefined {
+  #decode(request: CoapMessage, path: string): Lwm2mRecord[] | undefined | 'unsupported' {
     const format = contentFormat(request);
     if (format === undefined) return undefined;
+    if (!this.#takes(format, parsePath(path).resourceId !== undefined)) return 'unsupported';
     try {
       return decode(format, request.payload, { basePath: path, models: this.#models });
     } catch {
       return undefined;
     }
   }
+}
+
+/** Whether a read of `path` answers one value (a single resource or one resource instance). */
+function isSingle(under: readonly Lwm2mRecord[], path: string): boolean {
+  return under.length === 1 && under[0]!.path === path;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

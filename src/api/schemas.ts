@@ -148,6 +148,11 @@ const ServiceOptions = Type.Object(
     forceQueueMode: Type.Optional(Type.Boolean({ description: 'Treat every LWM2M device as in queue mode; reapplied on each registration update (default false)' })),
     keepAliveMode: Type.Optional(Type.Enum([...KEEP_ALIVE_MODES], { description: 'What a keep-alive does (default statusDetail)' })),
     coapMaxMessageSize: Type.Optional(Type.Integer({ minimum: 16, maximum: 65_507, description: 'Largest CoAP payload sent before block-wise transfer is used (default 1024)' })),
+    preferredFormat: Type.Optional(
+      Type.Enum(['tlv', 'senml-cbor', 'senml-json', 'json', 'cbor', 'text'], {
+        description: 'LwM2M: the content format requests to devices use first when the caller names none (default: what each device announced; see docs/lwm2m.md "Content formats")',
+      }),
+    ),
   },
   { additionalProperties: true, description: 'Common options; protocol-specific options sit beside them' },
 );

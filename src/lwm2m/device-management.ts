@@ -5,6 +5,7 @@ import type { DevicePresence } from '../devices/presence.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { CodecError, decode, decodeLinks, encode, encodePaths, formatByName, formatName } from './codecs/index.js';
+import { formatsToTry, isFormatRefusal, MAX_FORMAT_ATTEMPTS, type PayloadKind } from './content-formats.js';
 import { fromJsonValue, lwm2mRecordsToJson, translatedNames, type JsonRecord } from './json-values.js';
 import { CONTENT_FORMATS, formatPath, parsePath, type Lwm2mPath, type Lwm2mRecord } from './model.js';
 import type { ObjectRegistry } from './objects/registry.js';
@@ -23,7 +24,11 @@ export interface OperationRequest {
   /** write / create: `{ "/3/0/14": "+02:00", … }` (absolute paths) or, for a single resource, `value`. */
   readonly values?: Readonly<Record<string, unknown>> | undefined;
   readonly value?: unknown;
-  /** Content format by name (`tlv`, `senml-cbor`, `json`, …); default: TLV for LwM2M 1.0, SenML CBOR after. */
+  /**
+   * Content format by name (`tlv`, `senml-cbor`, `json`, …). Default: the endpoint's or service's
+   * `preferredFormat`, else what worked with the device before, else the best it announced (content-formats.ts);
+   * a 4.06/4.15 answer is then tried once more in the next format.
+   */
   readonly format?: string | undefined;
   /** write: partial update (CoAP POST) instead of replace (PUT). */
   readonly partial?: boolean | undefined;
@@ -37,6 +42,17 @@ export interface OperationRequest {
   /** How long the request may wait in the device queue; default `timeoutMs`. */
   readonly queueTimeoutMs?: number | undefined;
 }
+
+/** The formats tried for one request, best first; `chosen` when the caller named it (never tried in another). */
+interface Formats {
+  readonly list: readonly number[];
+  readonly chosen: boolean;
+  /** What the payload holds; undefined when the caller chose or the operation carries no values. */
+  readonly kind: PayloadKind | undefined;
+}
+
+/** Operations whose request or answer carries values in a content format. */
+const FORMATTED = new Set<Lwm2mOperation>(['read', 'observe', 'write', 'create', 'readComposite', 'writeMulti', 'observeComposite']);
 
 /** At most this many requests wait for one device. */
 export const MAX_QUEUED_PER_DEVICE = 100;
@@ -98,13 +114,18 @@ export class DeviceManagement {
   readonly #queues = new Map<string, DeviceQueue>();
   /** Active observations per endpoint and path; they end with the device's registration (Core 6.4.1). */
   readonly #observations = new ObservationTable();
+  /** The format that last worked with each endpoint, by payload kind; forgotten at a new registration. */
+  readonly #workedFormats = new Map<string, Map<PayloadKind, number>>();
 
   constructor(deps: { server: Lwm2mServer; presence: DevicePresence; objects: ObjectRegistry; logger: Logger }) {
     this.#server = deps.server;
     this.#presence = deps.presence;
     this.#objects = deps.objects;
     this.#logger = deps.logger;
-    this.#server.onRegistered((registration) => this.#purge(registration.endpointId));
+    this.#server.onRegistered((registration) => {
+      this.#purge(registration.endpointId);
+      this.#workedFormats.delete(registration.endpointId);
+    });
     this.#server.onAwake((registration) => void this.#drain(registration.endpointId));
     this.#server.onRegistrationEnd((endpointId) => this.#observations.dropEndpoint(endpointId));
   }
@@ -202,20 +223,28 @@ export class DeviceManagement {
     if (!registration) throw new AppError('IOTB_LWM2M_NOT_REGISTERED');
     const path = checkedPath(request);
     const models = this.#objects.lookupFor(endpoint.accountId);
-    const coapRequest = this.#build(request, path, registration, models);
-    if (request.operation === 'observe' || request.operation === 'observeComposite') return this.#observe(endpoint, registration, request, formatPath(path), coapRequest, models);
+    const formats = await this.#formats(endpoint, request, path, registration, models);
+    if (request.operation === 'observe' || request.operation === 'observeComposite') return this.#observe(endpoint, registration, request, formatPath(path), formats, models);
     if (request.operation === 'cancelObserve') return this.#cancelObserve(endpoint, request, formatPath(path));
     const token = randomBytes(4).toString('hex');
     const started = performance.now();
     let response: CoapMessage;
     let exchanges = 0;
-    try {
-      response = await this.#server.send(registration, coapRequest, { timeoutMs: request.timeoutMs, onExchange: () => exchanges++ });
-    } catch (error) {
-      if (error instanceof AppError) throw error; // refused before sending (IOTB_DEVICE_ADDRESS_REFUSED)
-      this.#logger.debug({ err: error, endpointId: endpoint.id, operation: request.operation }, 'LwM2M request got no answer');
-      throw new AppError('IOTB_LWM2M_TIMEOUT', undefined, { timeoutMs: request.timeoutMs });
-    }
+    const attempt = async (format: number) => {
+      const coapRequest = this.#build(request, path, registration, models, format);
+      try {
+        return await this.#server.send(registration, coapRequest, { timeoutMs: request.timeoutMs, onExchange: () => exchanges++ });
+      } catch (error) {
+        if (error instanceof AppError) throw error; // refused before sending (IOTB_DEVICE_ADDRESS_REFUSED)
+        this.#logger.debug({ err: error, endpointId: endpoint.id, operation: request.operation }, 'LwM2M request got no answer');
+        throw new AppError('IOTB_LWM2M_TIMEOUT', undefined, { timeoutMs: request.timeoutMs });
+      }
+    };
+    let used = formats.list[0]!;
+    response = await attempt(used);
+    // Refused for its format, which nobody chose: again in the next formats the device may take.
+    for (let next = 1; isFormatRefusal(response.code) && !formats.chosen && next < Math.min(formats.list.length, MAX_FORMAT_ATTEMPTS); next++) response = await attempt((used = formats.list[next]!));
+    if (isSuccess(response.code)) this.#formatWorked(endpoint, formats, used);
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const text = formatPath(path);
     if (!isSuccess(response.code)) {
@@ -260,10 +289,9 @@ export class DeviceManagement {
     return result;
   }
 
-  #build(request: OperationRequest, path: Lwm2mPath, registration: Registration, models: ReturnType<ObjectRegistry['lookupFor']>) {
+  #build(request: OperationRequest, path: Lwm2mPath, registration: Registration, models: ReturnType<ObjectRegistry['lookupFor']>, format: number) {
     const text = formatPath(path);
     const uri = uriPathOptions(registration.rootPath === '/' ? text : `${registration.rootPath}${text}`);
-    const format = this.#format(request, registration);
     switch (request.operation) {
       case 'read':
       case 'observe':
@@ -331,17 +359,44 @@ export class DeviceManagement {
     }
   }
 
-  #format(request: OperationRequest, registration: Registration): number {
+  /**
+   * The formats to try for a request: the caller's alone when it chose one (`chosen`), else the candidates
+   * of content-formats.ts for what the payload holds. `kind` is undefined for operations without a payload
+   * format (discover, exec, delete, write-attributes).
+   */
+  async #formats(endpoint: Endpoint, request: OperationRequest, path: Lwm2mPath, registration: Registration, models: ReturnType<ObjectRegistry['lookupFor']>): Promise<Formats> {
     const composite = request.operation === 'readComposite' || request.operation === 'writeMulti' || request.operation === 'observeComposite';
     if (composite && registration.lwm2mVersion === '1.0') throw invalid(`${request.operation} needs an LwM2M 1.1 device (this one registered with 1.0)`);
-    if (composite && request.format === undefined) return CONTENT_FORMATS.senmlCbor;
     if (request.format !== undefined) {
       const format = formatByName(request.format);
       if (format === undefined) throw invalid(`unknown format "${request.format}"`);
-      return format;
+      return { list: [format], chosen: true, kind: undefined };
     }
-    // What the device must support: TLV in 1.0; SenML CBOR is the 1.1+ default for multiple values.
-    return registration.lwm2mVersion === '1.0' ? CONTENT_FORMATS.tlv : CONTENT_FORMATS.senmlCbor;
+    if (!FORMATTED.has(request.operation)) return { list: [CONTENT_FORMATS.linkFormat], chosen: true, kind: undefined };
+    const kind: PayloadKind = composite ? 'composite' : payloadKind(path, models);
+    const list = formatsToTry({
+      lwm2mVersion: registration.lwm2mVersion,
+      announced: registration.contentFormats,
+      kind,
+      preferred: await this.#preferredFormat(endpoint, registration),
+      remembered: this.#workedFormats.get(endpoint.id)?.get(kind),
+    });
+    return { list, chosen: false, kind };
+  }
+
+  /** `preferredFormat` of the endpoint (parameter) or its service (option), by name; unknown names are ignored. */
+  async #preferredFormat(endpoint: Endpoint, registration: Registration): Promise<number | undefined> {
+    const own = endpoint.parameters.preferredFormat;
+    const name = typeof own === 'string' ? own : (await this.#server.serviceOptions(registration))?.preferredFormat;
+    return typeof name === 'string' ? formatByName(name) : undefined;
+  }
+
+  /** Remembers the format a request went out in and the device took, for the request's kind. */
+  #formatWorked(endpoint: Endpoint, formats: Formats, used: number): void {
+    if (formats.chosen || formats.kind === undefined) return;
+    let worked = this.#workedFormats.get(endpoint.id);
+    if (!worked) this.#workedFormats.set(endpoint.id, (worked = new Map<PayloadKind, number>()));
+    worked.set(formats.kind, used);
   }
 
   #remember(endpoint: Endpoint, values: readonly JsonRecord[]): void {
@@ -362,29 +417,35 @@ export class DeviceManagement {
    * Observe (Core 6.4.1, RFC 7641): GET with Observe: 0. The first answer is returned like a read (and
    * emitted as `lwm2m-data`); every notification becomes `lwm2m-data` with the observation's token.
    */
-  async #observe(endpoint: Endpoint, registration: Registration, request: OperationRequest, path: string, coapRequest: Parameters<Lwm2mServer['send']>[1], models: ReturnType<ObjectRegistry['lookupFor']>): Promise<OperationResult> {
+  async #observe(endpoint: Endpoint, registration: Registration, request: OperationRequest, path: string, formats: Formats, models: ReturnType<ObjectRegistry['lookupFor']>): Promise<OperationResult> {
     const held: { entry?: ActiveObservation; chain: Promise<void> } = { chain: Promise.resolve() };
     const started = performance.now();
-    let observation: Observation;
-    try {
-      observation = await this.#server.observe(
-        registration,
-        coapRequest,
-        (notification) => {
-          held.chain = held.chain.then(() => this.#notified(endpoint, path, held.entry?.token ?? notification.token.toString('hex'), notification, models));
-        },
-        {
-          timeoutMs: request.timeoutMs,
-          onEnd: (reason) => {
-            if (held.entry && this.#observations.delete(endpoint.id, held.entry)) this.#logger.debug({ endpointId: endpoint.id, path, reason }, 'LwM2M observation ended by the device');
+    const attempt = async (format: number): Promise<Observation> => {
+      const coapRequest = this.#build(request, parsePath(path), registration, models, format);
+      try {
+        return await this.#server.observe(
+          registration,
+          coapRequest,
+          (notification) => {
+            held.chain = held.chain.then(() => this.#notified(endpoint, path, held.entry?.token ?? notification.token.toString('hex'), notification, models));
           },
-        },
-      );
-    } catch (error) {
-      if (error instanceof AppError) throw error; // refused before sending (IOTB_DEVICE_ADDRESS_REFUSED)
-      this.#logger.debug({ err: error, endpointId: endpoint.id, operation: 'observe' }, 'LwM2M request got no answer');
-      throw new AppError('IOTB_LWM2M_TIMEOUT', undefined, { timeoutMs: request.timeoutMs });
-    }
+          {
+            timeoutMs: request.timeoutMs,
+            onEnd: (reason) => {
+              if (held.entry && this.#observations.delete(endpoint.id, held.entry)) this.#logger.debug({ endpointId: endpoint.id, path, reason }, 'LwM2M observation ended by the device');
+            },
+          },
+        );
+      } catch (error) {
+        if (error instanceof AppError) throw error; // refused before sending (IOTB_DEVICE_ADDRESS_REFUSED)
+        this.#logger.debug({ err: error, endpointId: endpoint.id, operation: 'observe' }, 'LwM2M request got no answer');
+        throw new AppError('IOTB_LWM2M_TIMEOUT', undefined, { timeoutMs: request.timeoutMs });
+      }
+    };
+    let used = formats.list[0]!;
+    let observation = await attempt(used);
+    for (let next = 1; isFormatRefusal(observation.response.code) && !formats.chosen && next < Math.min(formats.list.length, MAX_FORMAT_ATTEMPTS); next++) observation = await attempt((used = formats.list[next]!));
+    if (isSuccess(observation.response.code)) this.#formatWorked(endpoint, formats, used);
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const { response } = observation;
     if (!isSuccess(response.code)) throw deviceError(response);
@@ -462,6 +523,13 @@ function deviceError(response: CoapMessage): AppError {
     coapCode: response.code,
     ...(response.payload.length > 0 ? { diagnostic: response.payload.toString('utf8').slice(0, 200) } : {}),
   });
+}
+
+/** One resource value (a resource instance, or a resource the model says is single) or several. */
+function payloadKind(path: Lwm2mPath, models: ReturnType<ObjectRegistry['lookupFor']>): PayloadKind {
+  if (path.resourceInstanceId !== undefined) return 'single';
+  if (path.resourceId === undefined || path.objectId === undefined) return 'multiple';
+  return models.resource(path.objectId, path.resourceId)?.multiple === false ? 'single' : 'multiple';
 }
 
 function checkedPath(request: OperationRequest): Lwm2mPath {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Peer } from '../coap/index.js';
 import { parseLinks, type CoreLink } from './codecs/index.js';
+import { announcedFormats } from './content-formats.js';
 
 /** What a device said in its Register (OMA LwM2M Core 6.2.1 / Transport 6.4) and later Updates. */
 export interface RegistrationParameters {
@@ -20,6 +21,8 @@ export interface RegistrationParameters {
   readonly objectLinks: readonly CoreLink[];
   /** `rt="oma.lwm2m"` link's target, the root path of the objects (default `/`). */
   readonly rootPath: string;
+  /** Content formats announced in the root link's `ct` (content-formats.ts); empty when none. */
+  readonly contentFormats: readonly number[];
 }
 
 /** A live registration: the parameters, where the device is, and since when. */
@@ -59,6 +62,7 @@ export function parseRegister(query: readonly string[], payload: Buffer): Regist
     queueMode: update.queueMode ?? false,
     objectLinks,
     rootPath: rootPathOf(objectLinks),
+    contentFormats: announcedFormats(objectLinks),
   };
 }
 
@@ -74,6 +78,7 @@ export function parseUpdate(query: readonly string[], payload: Buffer, current: 
     queueMode: update.queueMode ?? current.queueMode,
     objectLinks,
     rootPath: rootPathOf(objectLinks),
+    contentFormats: payload.length > 0 ? announcedFormats(objectLinks) : current.contentFormats,
   };
 }
 

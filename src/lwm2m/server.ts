@@ -161,6 +161,11 @@ export class Lwm2mServer implements DeviceServer {
   }
 
   /** Observes a resource of a registered device (RFC 7641): resolves with the first response and the observation. */
+  /** The options of the registration's service (`preferredFormat`, `coapMaxMessageSize`, …); undefined if it is gone. */
+  async serviceOptions(registration: Registration): Promise<Service['options'] | undefined> {
+    return (await this.#options.lwm2mServices()).find((s) => s.id === registration.serviceId)?.options;
+  }
+
   async observe(registration: Registration, request: Parameters<CoapEndpoint['request']>[1], onNotification: (notification: CoapMessage) => void, options: { timeoutMs: number; onEnd?: ObserveOptions['onEnd'] }): Promise<Observation> {
     this.#options.sendGuard?.check(registration.peer.address, registration.peer.port);
     return this.#coap.observe(registration.peer, request, onNotification, { timeout: options.timeoutMs, ...(options.onEnd && { onEnd: options.onEnd }) });
