@@ -114,6 +114,15 @@ export class SimulatedClient {
     return this.#location !== undefined;
   }
 
+  /** The registration's location (`/rd/<id>`); settable to play a device that remembers an old one. */
+  get location(): string | undefined {
+    return this.#location;
+  }
+
+  set location(location: string | undefined) {
+    this.#location = location;
+  }
+
   async start(): Promise<void> {
     await this.coap.start();
   }

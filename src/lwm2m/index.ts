@@ -2,6 +2,7 @@ import type { DeviceServer, DeviceServerContext } from '../devices/device-server
 import { ServiceDirectory } from '../devices/service-directory.js';
 import { DeviceManagement } from './device-management.js';
 import { PlainCoap } from './plain-coap.js';
+import { SqlRegistrationStore } from './registration-store.js';
 import { Lwm2mServer } from './server.js';
 
 /**
@@ -9,7 +10,7 @@ import { Lwm2mServer } from './server.js';
  * `channels.lwm2m`) and plain CoAP devices (`coap-request` events, `channels.coap`) on one UDP port.
  */
 export function lwm2mServer(context: DeviceServerContext): DeviceServer {
-  const { config, logger, presence, objects, domain, sendGuard, sendCaps } = context;
+  const { config, logger, presence, objects, domain, sendGuard, sendCaps, database } = context;
   const servicesOf = (type: 'lwm2m' | 'coap') => {
     const directory = new ServiceDirectory(domain.services, type, () => undefined, logger);
     return async () => (await directory.all()).map((entry) => entry.service);
@@ -26,6 +27,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     lwm2mServices: servicesOf('lwm2m'),
     sendGuard,
     otherRequests: (request, peer) => late.plain!.handle(request, peer),
+    registrations: new SqlRegistrationStore(database.db, database.hot),
   });
   const plain = new PlainCoap({
     coap: server.coap,

@@ -25,6 +25,7 @@ import type { Service } from '../domain/services.js';
 import { CodecError, decode } from './codecs/index.js';
 import { lwm2mRecordsToJson, translatedNames } from './json-values.js';
 import type { ObjectRegistry } from './objects/registry.js';
+import type { RegistrationStore } from './registration-store.js';
 import {
   announcedObjects,
   newRegistrationId,
@@ -55,13 +56,16 @@ export interface Lwm2mServerOptions {
   readonly otherRequests?: ((request: CoapMessage, peer: Peer) => Promise<CoapResponse>) | undefined;
   /** Lets tests shorten CoAP retransmission. */
   readonly coap?: ConstructorParameters<typeof CoapEndpoint>[0];
+  /** Where registrations are kept across restarts; each change is written before the device hears the answer. */
+  readonly registrations: RegistrationStore;
 }
 
 /**
  * The LwM2M server (OMA LwM2M Core/Transport 1.0–1.2) on the CoAP endpoint: the registration interface
  * (`/rd`), the client's Send (`/dp`), CoAP pings for keep-alive; device management requests go out
- * through {@link Lwm2mServer.send}. Registrations are held in memory: after a restart a device's next
- * Update is answered 4.04 and the device registers again (Core 6.2.2), as with Leshan.
+ * through {@link Lwm2mServer.send}. Registrations are held in memory and written to the
+ * `RegistrationStore` before the device is answered, and read back at start: after a restart (or kill -9)
+ * a device's next Update to `/rd/<id>` is answered 2.04 and requests reach it at its recorded address.
  */
 export class Lwm2mServer implements DeviceServer {
   readonly name = 'coap';
@@ -88,6 +92,7 @@ export class Lwm2mServer implements DeviceServer {
   }
 
   async start(): Promise<Record<string, number>> {
+    await this.#restore();
     try {
       await this.#coap.start();
     } catch (error) {
@@ -101,6 +106,23 @@ export class Lwm2mServer implements DeviceServer {
 
   async stop(): Promise<void> {
     await this.#coap.stop();
+  }
+
+  /** Registrations stored before the last stop (or crash): those still within their lifetime are live again. */
+  async #restore(): Promise<void> {
+    const now = Date.now();
+    for (const registration of await this.#options.registrations.all()) {
+      if (now > Date.parse(registration.updatedAt) + registration.lifetime * 1000) {
+        await this.#options.registrations.remove(registration.id);
+        continue;
+      }
+      this.#registrations.set(registration.id, registration);
+      this.#byEndpoint.set(registration.endpointId, registration.id);
+      this.#byPeer.set(formatPeer(registration.peer), registration.id);
+      // Queue mode: awake as when it was last heard from.
+      this.#heardAt.set(registration.id, Date.parse(registration.updatedAt));
+    }
+    if (this.#registrations.size > 0) this.#logger.info({ registrations: this.#registrations.size }, 'LwM2M registrations restored');
   }
 
   /** The CoAP endpoint the server listens on (plain CoAP devices share it). */
@@ -234,6 +256,8 @@ export class Lwm2mServer implements DeviceServer {
       registeredAt: now,
       updatedAt: now,
     };
+    // Stored before anything else knows it: the device is told its location only once it survives a crash.
+    await this.#options.registrations.add(registration);
     this.#remember(registration);
     this.#heard(registration);
     for (const listener of this.#listeners.registered) listener(registration);
@@ -253,6 +277,7 @@ export class Lwm2mServer implements DeviceServer {
     const endpoint = await this.#endpointOf(current);
     if (!endpoint) {
       this.#forget(current);
+      await this.#options.registrations.remove(current.id);
       return { code: '4.04', payload: 'the endpoint was deleted: register again' };
     }
     const service = (await this.#options.lwm2mServices()).find((s) => s.id === endpoint.serviceId);
@@ -268,6 +293,7 @@ export class Lwm2mServer implements DeviceServer {
     this.#forget(current);
     this.#remember(updated);
     this.#heard(updated);
+    await this.#options.registrations.update(updated);
     if (moved || params.lifetime !== current.lifetime) {
       await this.#options.presence.connected(endpoint, { protocol: 'lwm2m', remoteAddr: formatPeer(peer), lifetimeSeconds: params.lifetime }, { registrationId: updated.id, update: true });
     } else {
@@ -280,6 +306,7 @@ export class Lwm2mServer implements DeviceServer {
 
   async #deregister(registration: Registration): Promise<CoapResponse> {
     this.#forget(registration);
+    await this.#options.registrations.remove(registration.id);
     this.#registrationEnd(registration.endpointId);
     const endpoint = await this.#endpointOf(registration);
     if (endpoint) await this.#options.presence.disconnected(endpoint, 'lwm2m', 'de-registered');
@@ -366,6 +393,7 @@ export class Lwm2mServer implements DeviceServer {
     const displaced = other === undefined ? undefined : this.#registrations.get(other);
     if (displaced && displaced.endpointId !== registration.endpointId) {
       this.#forget(displaced);
+      void this.#options.registrations.remove(displaced.id).catch((error: unknown) => this.#logger.warn({ err: error, registrationId: displaced.id }, 'could not remove a displaced registration'));
       void this.#endpointOf(displaced)
         .then((endpoint) => endpoint && this.#options.presence.addressReused(endpoint))
         .catch((error: unknown) => this.#logger.warn({ err: error, endpointId: displaced.endpointId }, 'could not unset a re-used remoteAddr'));

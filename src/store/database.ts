@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { FairSqliteDialect } from './fair-sqlite-dialect.js';
 import type { Schema } from './schema.js';
+import { SqliteHotPath } from './sqlite-hot-path.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -18,6 +19,8 @@ export interface Database {
   readonly location: string;
   /** The embedded database's own handle, for the event pipeline's hot path (sqlite-hot-path.ts); SQLite only. */
   readonly sqlite?: SQLite.Database | undefined;
+  /** The embedded database's batched writes (events, presence, registrations: one commit per turn); SQLite only. */
+  readonly hot?: SqliteHotPath | undefined;
   close(): Promise<void>;
 }
 
@@ -55,7 +58,18 @@ function openSqlite(dataDir: string, logger?: Logger): Database {
     await checkpointer.stop();
     await db.destroy();
   };
-  return { db, dialect: 'sqlite', location: file, sqlite, close };
+  // Made at first use: its statements are prepared against the migrated schema.
+  let hot: SqliteHotPath | undefined;
+  return {
+    db,
+    dialect: 'sqlite',
+    location: file,
+    sqlite,
+    get hot() {
+      return (hot ??= new SqliteHotPath(db, sqlite));
+    },
+    close,
+  };
 }
 
 /**

@@ -16,6 +16,7 @@ import { eventsTimeIndex } from './migrations/0017-events-time-index.js';
 import { endpointsKeyIndex } from './migrations/0019-endpoints-key-index.js';
 import { endpointHeardFrom } from './migrations/0020-endpoint-heard-from.js';
 import { usersEmailPerAccount } from './migrations/0021-users-email-per-account.js';
+import { lwm2mRegistrations } from './migrations/0022-lwm2m-registrations.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -36,6 +37,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0019-endpoints-key-index': endpointsKeyIndex(),
     '0020-endpoint-heard-from': endpointHeardFrom(),
     '0021-users-email-per-account': usersEmailPerAccount(database.dialect),
+    '0022-lwm2m-registrations': lwm2mRegistrations(),
   };
 }
 

@@ -220,6 +220,19 @@ export interface MqttSessionExpiryTable {
   expires_at: number;
 }
 
+export interface Lwm2mRegistrationsTable {
+  id: string;
+  endpoint_id: string;
+  account_id: string;
+  service_id: string;
+  peer_address: string;
+  peer_port: number;
+  /** JSON: what the device said in its Register and Updates (RegistrationParameters). */
+  parameters: string;
+  registered_at: number;
+  updated_at: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -242,6 +255,7 @@ export interface Schema {
   mqtt_outgoing: MqttOutgoingTable;
   mqtt_incoming: MqttIncomingTable;
   mqtt_session_expiry: MqttSessionExpiryTable;
+  lwm2m_registrations: Lwm2mRegistrationsTable;
 }
 
 export function toJson(value: unknown): string {

@@ -47,6 +47,8 @@ export class SqliteHotPath {
   readonly #insertExecution: SQLite.Statement;
   readonly #presence: SQLite.Statement;
   readonly #presenceAndDetails: SQLite.Statement;
+  /** Statements of `execute`, by SQL text (a few fixed ones: its callers pass constants). */
+  readonly #statements = new Map<string, SQLite.Statement>();
 
   constructor(db: Kysely<Schema>, sqlite: SQLite.Database) {
     this.#db = db;
@@ -65,6 +67,17 @@ export class SqliteHotPath {
     const presence = 'update endpoints set state = ?, last_seen_at = ?, missing_after = ?, heard_protocol = coalesce(?, heard_protocol), heard_addr = coalesce(?, heard_addr)';
     this.#presence = sqlite.prepare(`${presence} where id = ?`);
     this.#presenceAndDetails = sqlite.prepare(`${presence}, status_details = json_patch(status_details, ?), updated_at = ? where id = ? returning status_details`);
+  }
+
+  /**
+   * One write of a hot path elsewhere (LwM2M registrations) in the next commit, with the turn's events:
+   * `sql` is a constant of the caller's, `parameters` its values. Resolves with the rows changed.
+   */
+  execute(sql: string, parameters: readonly unknown[]): Promise<number> {
+    let statement = this.#statements.get(sql);
+    if (!statement) this.#statements.set(sql, (statement = this.#sqlite.prepare(sql)));
+    const prepared = statement;
+    return this.#write(() => prepared.run(...parameters).changes);
   }
 
   /**

@@ -5,7 +5,6 @@ import { SqlAccountStore } from './account-store.js';
 import { SqlEndpointStore } from './endpoint-store.js';
 import { SqlEventStore } from './event-store.js';
 import { SqlObjectModelStore } from './object-model-store.js';
-import { SqliteHotPath } from './sqlite-hot-path.js';
 import { SqlServiceStore } from './service-store.js';
 import { SqlTokenStore } from './token-store.js';
 import { SqlExecutionStore, SqlTriggerStore } from './trigger-store.js';
@@ -19,7 +18,7 @@ export interface Stores extends DomainStores {
 /** Every store on one Kysely database (SQLite or PostgreSQL alike; SQLite adds its hot path for the event pipeline). */
 export function sqlStores(database: Database): Stores {
   const { db } = database;
-  const hot = database.sqlite && new SqliteHotPath(db, database.sqlite);
+  const { hot } = database;
   return {
     accounts: new SqlAccountStore(db),
     tokens: new SqlTokenStore(db),

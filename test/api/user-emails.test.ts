@@ -5,6 +5,7 @@ import { LOGIN_CANDIDATES_MAX } from '../../src/domain/users.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { assertError, createAccount, type TestAccount } from '../helpers/fixtures.js';
+import { rewindMigrations } from '../helpers/migrations.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 /** The one error body of the API: `{ error: { code, message, details? } }` and nothing else. */
@@ -200,8 +201,8 @@ for (const dialect of DIALECTS) {
       await service?.stop();
     });
 
-    /** Puts the users table back as 0001 made it (email unique platform-wide) and forgets 0021. */
-    async function rewind(): Promise<void> {
+    /** Puts the users table back as 0001 made it (email unique platform-wide), forgets 0021 and undoes later ones → the migrations to apply. */
+    async function rewind(): Promise<string[]> {
       if (dialect.name === 'postgres') {
         await sql`alter table users drop constraint users_account_email`.execute(other.db);
         await sql`alter table users add constraint users_email_key unique (email)`.execute(other.db);
@@ -221,7 +222,7 @@ for (const dialect of DIALECTS) {
         }
       }
       await other.db.schema.createIndex('users_account').on('users').column('account_id').execute();
-      await sql`delete from iotbridge_migrations where name = ${'0021-users-email-per-account'}`.execute(other.db);
+      return rewindMigrations(other.db, ['0021-users-email-per-account']);
     }
 
     async function indexesOfUsers(): Promise<string[]> {
@@ -250,12 +251,12 @@ for (const dialect of DIALECTS) {
       const aliceSession = (await service.request('POST', '/auth/login', { token: null, body: { email: 'alice@example.com', password: 'alice password' } })).body.token as string;
       const bobSession = (await service.request('POST', '/auth/login', { token: null, body: { email: 'bob@example.com', password: 'bob password' } })).body.token as string;
 
-      await rewind();
+      const pending = await rewind();
       assert.ok(await tokensReferenceUsers(), 'the rewound schema is the old one');
       const before = await other.db.selectFrom('users').selectAll().orderBy('id').execute();
       const tokensBefore = await other.db.selectFrom('tokens').selectAll().orderBy('id').execute();
 
-      assert.deepEqual(await migrateToLatest(other), ['0021-users-email-per-account']);
+      assert.deepEqual(await migrateToLatest(other), pending);
       assert.deepEqual(await migrateToLatest(other), [], 'nothing left to apply');
 
       assert.deepEqual(await other.db.selectFrom('users').selectAll().orderBy('id').execute(), before, 'every user row kept as it was');
@@ -267,8 +268,8 @@ for (const dialect of DIALECTS) {
         assert.deepEqual((await sql`pragma foreign_key_check`.execute(other.db)).rows, []);
       }
       // Run again on the new shape (a crash after SQLite's commit, or a test rewinding by forgetting it): no change.
-      await sql`delete from iotbridge_migrations where name = ${'0021-users-email-per-account'}`.execute(other.db);
-      assert.deepEqual(await migrateToLatest(other), ['0021-users-email-per-account']);
+      const rerun = await rewindMigrations(other.db, ['0021-users-email-per-account']);
+      assert.deepEqual(await migrateToLatest(other), rerun);
       assert.deepEqual(await other.db.selectFrom('users').selectAll().orderBy('id').execute(), before);
       assert.deepEqual(await indexesOfUsers(), dialect.name === 'postgres' ? ['users_account_email', 'users_email', 'users_pkey'] : ['sqlite_autoindex_users_1', 'sqlite_autoindex_users_2', 'users_email']);
       assert.ok(await tokensReferenceUsers());

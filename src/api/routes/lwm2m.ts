@@ -5,6 +5,7 @@ import type { Domain } from '../../domain/domain.js';
 import type { Endpoint } from '../../domain/endpoints.js';
 import { AppError } from '../../errors.js';
 import { createEvent, type Event } from '../../events/event.js';
+import { formatName } from '../../lwm2m/codecs/index.js';
 import { announcedObjects } from '../../lwm2m/registration.js';
 import { LWM2M_OPERATIONS, type Lwm2mOperation, type OperationResult } from '../../lwm2m/device-management.js';
 import { EndpointRefParams as RefParams, ERROR_RESPONSES, ErrorBody } from '../schemas.js';
@@ -141,6 +142,7 @@ export const lwm2mRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; devices: D
             lifetime: registration.lifetime,
             binding: registration.binding,
             queueMode: registration.queueMode,
+            contentFormats: registration.contentFormats.map((format) => formatName(format) ?? String(format)),
             registeredAt: registration.registeredAt,
             updatedAt: registration.updatedAt,
           },

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { SimulatedClient } from '../../tools/lwm2m-client.js';
+import { FuzzService, fuzzAccount, fuzzEndpoint, fuzzService } from '../helpers/fuzz.js';
+
+/** A UDP port free on loopback now, for a service that must come back on the same port. */
+async function freeUdpPort(): Promise<number> {
+  const socket = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
+}
+
+/**
+ * LwM2M registrations survive kill -9 (issue "LwM2M in production"): the service process is killed with
+ * SIGKILL and started again on the same data and port; devices registered before go on with Updates
+ * (2.04, not 4.04) and are reachable for device management without registering again.
+ */
+describe('LwM2M registrations across kill -9', () => {
+  let dataDir: string;
+  let coapPort: number;
+  let service: FuzzService;
+  let token: string;
+  const clients: SimulatedClient[] = [];
+  const env = () => ({ IOTBRIDGE_DATA_DIR: dataDir, IOTBRIDGE_COAP_PORT: String(coapPort) });
+  const device = async (endpointName: string, lifetime = 300) => {
+    const client = new SimulatedClient({ server: { address: '127.0.0.1', port: coapPort }, endpointName, lifetime, transmission: { ackTimeout: 500, maxRetransmit: 2 } });
+    await client.start();
+    clients.push(client);
+    assert.equal(await client.register(), '2.01');
+    return client;
+  };
+  const operate = (ref: string, operation: string, body: Record<string, unknown>) =>
+    service.request('POST', `/endpoints/${ref}/lwm2m/${operation}`, { token, body: { timeout: 3000, ...body } });
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-lwm2m-restart-'));
+    coapPort = await freeUdpPort();
+    service = await FuzzService.start(env());
+  });
+  after(async () => {
+    for (const client of clients) await client.stop();
+    await service?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('a device registered before the crash updates (2.04) and is read after it; de-registered and expired ones are not back', async () => {
+    const tenant = await fuzzAccount(service, 'lwm2m-restart');
+    token = tenant.token;
+    const serviceId = await fuzzService(service, token, { name: 'lwm2m', type: 'lwm2m' });
+    for (const key of ['survivor', 'leaver', 'short-lived']) await fuzzEndpoint(service, token, { key, serviceId });
+    const survivor = await device('survivor');
+    const leaver = await device('leaver');
+    const shortLived = await device('short-lived', 1);
+    assert.equal((await operate('k.survivor', 'read', { path: '/3/0/9' })).status, 200);
+    const before = (await service.request('GET', '/endpoints/k.survivor/lwm2m/objects', { token })).json;
+    const leaverLocation = leaver.location;
+    assert.equal(await leaver.deregister(), '2.02');
+
+    service.child.kill('SIGKILL');
+    await new Promise((resolve) => service.child.once('exit', resolve));
+    await sleep(1100); // the short-lived registration's lifetime (1 s) runs out while the service is down
+    service = await FuzzService.start(env());
+    assert.equal(service.ports.coap, coapPort);
+
+    assert.equal(await survivor.update(), '2.04', 'the registration was kept');
+    const read = await operate('k.survivor', 'read', { path: '/3/0/9' });
+    assert.equal(read.status, 200, read.text);
+    assert.equal(read.json.values[0].value, 95);
+    const afterRestart = (await service.request('GET', '/endpoints/k.survivor/lwm2m/objects', { token })).json;
+    assert.equal(afterRestart.registration.id, before.registration.id, 'the same registration');
+    assert.equal(afterRestart.registration.registeredAt, before.registration.registeredAt);
+
+    assert.equal(await shortLived.update(), '4.04', 'an expired registration is not back');
+    leaver.location = leaverLocation;
+    assert.equal(await leaver.update(), '4.04', 'a de-registered device is not back');
+    assert.equal((await service.request('GET', '/endpoints/k.leaver/lwm2m/objects', { token })).json.registered, false);
+    assert.equal((await service.request('GET', '/endpoints/k.short-lived/lwm2m/objects', { token })).json.registered, false);
+  });
+});
