@@ -8,6 +8,7 @@ import { CodecError, decode, decodeLinks, encode, encodePaths, formatByName, for
 import { formatsToTry, isFormatRefusal, MAX_FORMAT_ATTEMPTS, type PayloadKind } from './content-formats.js';
 import { fromJsonValue, lwm2mRecordsToJson, translatedNames, type JsonRecord } from './json-values.js';
 import { CONTENT_FORMATS, formatPath, parsePath, type Lwm2mPath, type Lwm2mRecord } from './model.js';
+import type { LastKnownStore } from './last-known-store.js';
 import type { ObjectRegistry } from './objects/registry.js';
 import { ObservationTable, type ActiveObservation } from './observations.js';
 import type { Registration } from './registration.js';
@@ -108,8 +109,8 @@ export class DeviceManagement {
   readonly #presence: DevicePresence;
   readonly #objects: ObjectRegistry;
   readonly #logger: Logger;
-  /** Last-known values per endpoint and path (in memory; a restart forgets them until the next read). */
-  readonly #lastKnown = new Map<string, Map<string, JsonRecord>>();
+  /** Last-known values per endpoint and path, kept across restarts. */
+  readonly #lastKnown: LastKnownStore;
   /** Requests waiting for a device in queue mode or without a registration, per endpoint id (in memory). */
   readonly #queues = new Map<string, DeviceQueue>();
   /** Active observations per endpoint and path; they end with the device's registration (Core 6.4.1). */
@@ -117,8 +118,9 @@ export class DeviceManagement {
   /** The format that last worked with each endpoint, by payload kind; forgotten at a new registration. */
   readonly #workedFormats = new Map<string, Map<PayloadKind, number>>();
 
-  constructor(deps: { server: Lwm2mServer; presence: DevicePresence; objects: ObjectRegistry; logger: Logger }) {
+  constructor(deps: { server: Lwm2mServer; presence: DevicePresence; objects: ObjectRegistry; logger: Logger; lastKnown: LastKnownStore }) {
     this.#server = deps.server;
+    this.#lastKnown = deps.lastKnown;
     this.#presence = deps.presence;
     this.#objects = deps.objects;
     this.#logger = deps.logger;
@@ -213,8 +215,9 @@ export class DeviceManagement {
     return this.#objects.lookupFor(endpoint.accountId).object(objectId)?.name;
   }
 
-  lastKnown(endpoint: Endpoint): JsonRecord[] {
-    return [...(this.#lastKnown.get(endpoint.id)?.values() ?? [])].sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
+  /** The last value read or notified of each of the endpoint's resources, by path. */
+  async lastKnown(endpoint: Endpoint): Promise<JsonRecord[]> {
+    return (await this.#lastKnown.list(endpoint.id)).sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
   }
 
   /** One request/response exchange with a registered device. */
@@ -263,7 +266,7 @@ export class DeviceManagement {
         throw new AppError('IOTB_LWM2M_DEVICE_ERROR', undefined, { reason: error instanceof CodecError ? error.message : String(error), contentFormat: format });
       }
       result.values = lwm2mRecordsToJson(records);
-      this.#remember(endpoint, result.values);
+      await this.#remember(endpoint, result.values);
       await this.#presence.emit(endpoint, 'lwm2m-data', {
         operation: 'read',
         path: text,
@@ -399,14 +402,10 @@ export class DeviceManagement {
     worked.set(formats.kind, used);
   }
 
-  #remember(endpoint: Endpoint, values: readonly JsonRecord[]): void {
-    let known = this.#lastKnown.get(endpoint.id);
-    if (!known) {
-      known = new Map<string, JsonRecord>();
-      this.#lastKnown.set(endpoint.id, known);
-    }
-    for (const value of values) known.set(value.path, value);
+  #remember(endpoint: Endpoint, values: readonly JsonRecord[]): Promise<void> {
+    return this.#lastKnown.put(endpoint.id, values);
   }
+
 
   /** The endpoint's active observations (path, token, since). */
   observations(endpoint: Endpoint): { path: string; token: string; since: string }[] {
@@ -503,7 +502,7 @@ export class DeviceManagement {
   }
 
   async #emitValues(endpoint: Endpoint, path: string, token: string, values: JsonRecord[], extra: Record<string, unknown>): Promise<void> {
-    this.#remember(endpoint, values);
+    await this.#remember(endpoint, values);
     await this.#presence.emit(endpoint, 'lwm2m-data', {
       operation: 'observe',
       path,

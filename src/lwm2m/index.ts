@@ -2,6 +2,7 @@ import type { DeviceServer, DeviceServerContext } from '../devices/device-server
 import { ServiceDirectory } from '../devices/service-directory.js';
 import { DeviceManagement } from './device-management.js';
 import { PlainCoap } from './plain-coap.js';
+import { SqlLastKnownStore } from './last-known-store.js';
 import { SqlRegistrationStore } from './registration-store.js';
 import { Lwm2mServer } from './server.js';
 
@@ -39,7 +40,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     sendGuard,
     sendCaps,
   });
-  context.channels.lwm2m = new DeviceManagement({ server, presence, objects, logger });
+  context.channels.lwm2m = new DeviceManagement({ server, presence, objects, logger, lastKnown: new SqlLastKnownStore(database.db, database.hot) });
   late.plain = plain;
   context.channels.coap = plain;
   return server;

@@ -17,6 +17,7 @@ import { endpointsKeyIndex } from './migrations/0019-endpoints-key-index.js';
 import { endpointHeardFrom } from './migrations/0020-endpoint-heard-from.js';
 import { usersEmailPerAccount } from './migrations/0021-users-email-per-account.js';
 import { lwm2mRegistrations } from './migrations/0022-lwm2m-registrations.js';
+import { lwm2mLastKnown } from './migrations/0023-lwm2m-last-known.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -38,6 +39,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0020-endpoint-heard-from': endpointHeardFrom(),
     '0021-users-email-per-account': usersEmailPerAccount(database.dialect),
     '0022-lwm2m-registrations': lwm2mRegistrations(),
+    '0023-lwm2m-last-known': lwm2mLastKnown(),
   };
 }
 

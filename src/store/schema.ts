@@ -233,6 +233,14 @@ export interface Lwm2mRegistrationsTable {
   updated_at: number;
 }
 
+export interface Lwm2mLastKnownTable {
+  endpoint_id: string;
+  path: string;
+  /** JSON: `{path, type, value, time?}`. */
+  record: string;
+  updated_at: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -256,6 +264,7 @@ export interface Schema {
   mqtt_incoming: MqttIncomingTable;
   mqtt_session_expiry: MqttSessionExpiryTable;
   lwm2m_registrations: Lwm2mRegistrationsTable;
+  lwm2m_last_known: Lwm2mLastKnownTable;
 }
 
 export function toJson(value: unknown): string {

@@ -50,7 +50,7 @@ describe('LwM2M registrations across kill -9', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('a device registered before the crash updates (2.04) and is read after it; de-registered and expired ones are not back', async () => {
+  it('a device registered before the crash updates (2.04), keeps its last-known values and is read after it; de-registered and expired ones are not back', async () => {
     const tenant = await fuzzAccount(service, 'lwm2m-restart');
     token = tenant.token;
     const serviceId = await fuzzService(service, token, { name: 'lwm2m', type: 'lwm2m' });
@@ -69,6 +69,8 @@ describe('LwM2M registrations across kill -9', () => {
     service = await FuzzService.start(env());
     assert.equal(service.ports.coap, coapPort);
 
+    const known = (await service.request('GET', '/endpoints/k.survivor/lwm2m/objects', { token })).json.lastKnown;
+    assert.deepEqual(known, [{ path: '/3/0/9', type: 'integer', value: 95 }], 'last-known values were kept');
     assert.equal(await survivor.update(), '2.04', 'the registration was kept');
     const read = await operate('k.survivor', 'read', { path: '/3/0/9' });
     assert.equal(read.status, 200, read.text);

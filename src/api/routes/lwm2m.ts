@@ -148,7 +148,7 @@ export const lwm2mRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; devices: D
           },
         }),
         objects: Object.entries(objects).map(([id, instances]) => ({ id: Number(id), name: devices.lwm2m?.objectName(endpoint, Number(id)), instances })),
-        lastKnown: devices.lwm2m?.lastKnown(endpoint) ?? [],
+        lastKnown: (await devices.lwm2m?.lastKnown(endpoint)) ?? [],
         observations: devices.lwm2m?.observations(endpoint) ?? [],
       };
     },

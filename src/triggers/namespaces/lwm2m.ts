@@ -58,9 +58,7 @@ export const lwm2mNamespace: Namespace = {
     lastKnown: async (context, args) => {
       const path = args[1] === undefined || args[1] === null ? undefined : stringArg(args, 1, 'path').replace(/\/$/, '');
       const endpoint = await resolve(context, args[0]);
-      const values = deviceChannel(context, 'lwm2m')
-        .lastKnown(endpoint)
-        .filter((v) => path === undefined || path === '' || v.path === path || v.path.startsWith(`${path}/`));
+      const values = (await deviceChannel(context, 'lwm2m').lastKnown(endpoint)).filter((v) => path === undefined || path === '' || v.path === path || v.path.startsWith(`${path}/`));
       return values.length > 0 ? values : null;
     },
   },
