@@ -603,6 +603,42 @@ export class CoapEndpoint {
     }
   }
 
+  /**
+   * Takes up an observation made before (by another process, or before a restart): nothing is sent; the
+   * notifications `peer` sends with `token` are delivered from now on, and the observation can be cancelled as
+   * usual (`request` is what the registration asked, for the deregistration and block-wise bodies). `response`
+   * of the result is an empty 2.05: the registration's answer was had back then.
+   */
+  resumeObservation(peer: Peer, token: Buffer, request: CoapRequest, onNotification: (notification: CoapMessage) => void, options: { onEnd?: ObserveOptions['onEnd'] } = {}): Observation {
+    const base = toOutgoing(request);
+    const tokenKey = token.toString('hex');
+    const observation: ClientObservation = {
+      kind: 'observation',
+      peer,
+      key: peerKey(peer),
+      tokenKey,
+      token,
+      request: { ...base, options: withoutOptions(base.options, OptionNumber.Observe) },
+      onNotification,
+      onEnd: options.onEnd,
+      maxMessageSize: this.#maxMessageSize,
+      maxBodySize: this.#maxBodySize,
+      // Any sequence number is newer than this one (RFC 7641 3.4: after 128 s, whatever the number).
+      lastSeq: 0,
+      lastAt: 0,
+      active: this.#running,
+    };
+    if (this.#running) this.#tokens.set(tokenKey, observation);
+    return {
+      response: { type: 'ACK', code: '2.05', messageId: 0, token, options: [], payload: EMPTY },
+      get active() {
+        return observation.active;
+      },
+      token,
+      cancel: (cancelOptions = {}) => this.#cancelObservation(observation, cancelOptions.proactive ?? true, cancelOptions.timeout),
+    };
+  }
+
   async #cancelObservation(observation: ClientObservation, proactive: boolean, timeout: number | undefined): Promise<CoapMessage | undefined> {
     const wasActive = observation.active;
     this.#endObservation(observation, undefined);

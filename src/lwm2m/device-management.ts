@@ -9,6 +9,7 @@ import { formatsToTry, isFormatRefusal, MAX_FORMAT_ATTEMPTS, type PayloadKind } 
 import { fromJsonValue, lwm2mRecordsToJson, translatedNames, type JsonRecord } from './json-values.js';
 import { CONTENT_FORMATS, formatPath, parsePath, type Lwm2mPath, type Lwm2mRecord } from './model.js';
 import type { LastKnownStore } from './last-known-store.js';
+import type { ObservationStore } from './observation-store.js';
 import type { ObjectRegistry } from './objects/registry.js';
 import { ObservationTable, type ActiveObservation } from './observations.js';
 import type { Registration } from './registration.js';
@@ -115,12 +116,15 @@ export class DeviceManagement {
   readonly #queues = new Map<string, DeviceQueue>();
   /** Active observations per endpoint and path; they end with the device's registration (Core 6.4.1). */
   readonly #observations = new ObservationTable();
+  /** Active observations as stored, for a restart. */
+  readonly #observationStore: ObservationStore;
   /** The format that last worked with each endpoint, by payload kind; forgotten at a new registration. */
   readonly #workedFormats = new Map<string, Map<PayloadKind, number>>();
 
-  constructor(deps: { server: Lwm2mServer; presence: DevicePresence; objects: ObjectRegistry; logger: Logger; lastKnown: LastKnownStore }) {
+  constructor(deps: { server: Lwm2mServer; presence: DevicePresence; objects: ObjectRegistry; logger: Logger; lastKnown: LastKnownStore; observations: ObservationStore }) {
     this.#server = deps.server;
     this.#lastKnown = deps.lastKnown;
+    this.#observationStore = deps.observations;
     this.#presence = deps.presence;
     this.#objects = deps.objects;
     this.#logger = deps.logger;
@@ -129,7 +133,10 @@ export class DeviceManagement {
       this.#workedFormats.delete(registration.endpointId);
     });
     this.#server.onAwake((registration) => void this.#drain(registration.endpointId));
-    this.#server.onRegistrationEnd((endpointId) => this.#observations.dropEndpoint(endpointId));
+    this.#server.onRegistrationEnd((endpointId) => {
+      if (this.#observations.dropEndpoint(endpointId).length === 0) return;
+      this.#observationStore.removeEndpoint(endpointId).catch((error: unknown) => this.#logger.warn({ err: error, endpointId }, 'could not forget stored LwM2M observations'));
+    });
   }
 
   /** How many requests wait for the device. */
@@ -417,24 +424,12 @@ export class DeviceManagement {
    * emitted as `lwm2m-data`); every notification becomes `lwm2m-data` with the observation's token.
    */
   async #observe(endpoint: Endpoint, registration: Registration, request: OperationRequest, path: string, formats: Formats, models: ReturnType<ObjectRegistry['lookupFor']>): Promise<OperationResult> {
-    const held: { entry?: ActiveObservation; chain: Promise<void> } = { chain: Promise.resolve() };
+    const handlers = this.#observationHandlers(endpoint, path, models);
     const started = performance.now();
     const attempt = async (format: number): Promise<Observation> => {
       const coapRequest = this.#build(request, parsePath(path), registration, models, format);
       try {
-        return await this.#server.observe(
-          registration,
-          coapRequest,
-          (notification) => {
-            held.chain = held.chain.then(() => this.#notified(endpoint, path, held.entry?.token ?? notification.token.toString('hex'), notification, models));
-          },
-          {
-            timeoutMs: request.timeoutMs,
-            onEnd: (reason) => {
-              if (held.entry && this.#observations.delete(endpoint.id, held.entry)) this.#logger.debug({ endpointId: endpoint.id, path, reason }, 'LwM2M observation ended by the device');
-            },
-          },
-        );
+        return await this.#server.observe(registration, coapRequest, handlers.onNotification, { timeoutMs: request.timeoutMs, onEnd: handlers.onEnd });
       } catch (error) {
         if (error instanceof AppError) throw error; // refused before sending (IOTB_DEVICE_ADDRESS_REFUSED)
         this.#logger.debug({ err: error, endpointId: endpoint.id, operation: 'observe' }, 'LwM2M request got no answer');
@@ -459,14 +454,70 @@ export class DeviceManagement {
     // The registration may have ended while the device answered: the observation ends with it.
     const live = this.#server.registrationOf(endpoint.id)?.id === registration.id;
     if (observation.active && live) {
-      held.entry = { path, token, since: new Date().toISOString(), registrationId: registration.id, observation };
-      const replaced = this.#observations.set(endpoint.id, held.entry);
-      if (replaced) void replaced.observation.cancel({ proactive: false });
+      const entry: ActiveObservation = { path, token, since: new Date().toISOString(), registrationId: registration.id, observation };
+      handlers.held.entry = entry;
+      const replaced = this.#observations.set(endpoint.id, entry);
+      if (replaced) {
+        void replaced.observation.cancel({ proactive: false });
+        this.#forgetStored(replaced.token);
+      }
+      // Kept across restarts: the device's notifications for it still become events after one.
+      await this.#observationStore.add({ token, endpointId: endpoint.id, registrationId: registration.id, operation: request.operation === 'observeComposite' ? 'observeComposite' : 'observe', path, paths: request.paths, format: used, since: entry.since });
     } else if (observation.active) {
       void observation.cancel({ proactive: false });
     }
     await this.#emitValues(endpoint, path, token, values, { duration: durationMs, requests: 1, format: formatName(contentFormat(response) ?? CONTENT_FORMATS.text) });
-    return { operation: 'observe', path, code: response.code, values, token, durationMs, observing: held.entry !== undefined };
+    return { operation: 'observe', path, code: response.code, values, token, durationMs, observing: handlers.held.entry !== undefined };
+  }
+
+  /**
+   * What an observation of `path` does with what comes: each notification becomes `lwm2m-data` in order
+   * (with the observation's token); its end by the device forgets it, in memory and in the store.
+   */
+  #observationHandlers(endpoint: Endpoint, path: string, models: ReturnType<ObjectRegistry['lookupFor']>) {
+    const held: { entry?: ActiveObservation; chain: Promise<void> } = { chain: Promise.resolve() };
+    return {
+      held,
+      onNotification: (notification: CoapMessage) => {
+        held.chain = held.chain.then(() => this.#notified(endpoint, path, held.entry?.token ?? notification.token.toString('hex'), notification, models));
+      },
+      onEnd: (reason: string) => {
+        if (!held.entry || !this.#observations.delete(endpoint.id, held.entry)) return;
+        this.#forgetStored(held.entry.token);
+        this.#logger.debug({ endpointId: endpoint.id, path, reason }, 'LwM2M observation ended by the device');
+      },
+    };
+  }
+
+  /**
+   * Takes up the observations stored before a restart whose registration is live again (restored by the
+   * server): their notifications become `lwm2m-data` with the same token. The others are forgotten.
+   */
+  async resumeObservations(): Promise<number> {
+    let resumed = 0;
+    for (const stored of await this.#observationStore.all()) {
+      const registration = this.#server.registrationOf(stored.endpointId);
+      const endpoint = registration?.id === stored.registrationId ? (await this.#presence.findDevices('lwm2m', registration.endpointName)).find((e) => e.id === stored.endpointId) : undefined;
+      if (!registration || !endpoint) {
+        await this.#observationStore.remove(stored.token);
+        continue;
+      }
+      const models = this.#objects.lookupFor(endpoint.accountId);
+      const request: OperationRequest = { operation: stored.operation, path: stored.path, paths: stored.paths, timeoutMs: 0 };
+      const handlers = this.#observationHandlers(endpoint, stored.path, models);
+      const coapRequest = this.#build(request, parsePath(stored.path), registration, models, stored.format);
+      const observation = this.#server.resumeObservation(registration, Buffer.from(stored.token, 'hex'), coapRequest, handlers.onNotification, handlers.onEnd);
+      const entry: ActiveObservation = { path: stored.path, token: stored.token, since: stored.since, registrationId: registration.id, observation };
+      handlers.held.entry = entry;
+      this.#observations.set(endpoint.id, entry);
+      resumed++;
+    }
+    if (resumed > 0) this.#logger.info({ observations: resumed }, 'LwM2M observations resumed');
+    return resumed;
+  }
+
+  #forgetStored(token: string): void {
+    this.#observationStore.remove(token).catch((error: unknown) => this.#logger.warn({ err: error, token }, 'could not forget a stored LwM2M observation'));
   }
 
   /** Cancel Observation: a GET with Observe: 1 and the observation's token (RFC 7641 3.6); forgotten either way. */
@@ -474,6 +525,7 @@ export class DeviceManagement {
     const entry = this.#observations.get(endpoint.id, path);
     if (!entry) throw new AppError('IOTB_LWM2M_NOT_OBSERVED');
     this.#observations.delete(endpoint.id, entry);
+    await this.#observationStore.remove(entry.token);
     const started = performance.now();
     const response = await entry.observation.cancel({ proactive: true, timeout: request.timeoutMs });
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;

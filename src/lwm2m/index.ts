@@ -3,6 +3,7 @@ import { ServiceDirectory } from '../devices/service-directory.js';
 import { DeviceManagement } from './device-management.js';
 import { PlainCoap } from './plain-coap.js';
 import { SqlLastKnownStore } from './last-known-store.js';
+import { SqlObservationStore } from './observation-store.js';
 import { SqlRegistrationStore } from './registration-store.js';
 import { Lwm2mServer } from './server.js';
 
@@ -40,8 +41,25 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     sendGuard,
     sendCaps,
   });
-  context.channels.lwm2m = new DeviceManagement({ server, presence, objects, logger, lastKnown: new SqlLastKnownStore(database.db, database.hot) });
+  const management = new DeviceManagement({
+    server,
+    presence,
+    objects,
+    logger,
+    lastKnown: new SqlLastKnownStore(database.db, database.hot),
+    observations: new SqlObservationStore(database.db),
+  });
+  context.channels.lwm2m = management;
   late.plain = plain;
   context.channels.coap = plain;
-  return server;
+  return {
+    name: server.name,
+    // Registrations come back first (server.start), then the observations made for them.
+    start: async () => {
+      const ports = await server.start();
+      await management.resumeObservations();
+      return ports;
+    },
+    stop: () => server.stop(),
+  };
 }

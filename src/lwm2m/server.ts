@@ -183,6 +183,11 @@ export class Lwm2mServer implements DeviceServer {
   }
 
   /** Observes a resource of a registered device (RFC 7641): resolves with the first response and the observation. */
+  /** Takes up an observation made before a restart (nothing is sent; see CoapEndpoint.resumeObservation). */
+  resumeObservation(registration: Registration, token: Buffer, request: Parameters<CoapEndpoint['request']>[1], onNotification: (notification: CoapMessage) => void, onEnd: ObserveOptions['onEnd']): Observation {
+    return this.#coap.resumeObservation(registration.peer, token, request, onNotification, { onEnd });
+  }
+
   /** The options of the registration's service (`preferredFormat`, `coapMaxMessageSize`, …); undefined if it is gone. */
   async serviceOptions(registration: Registration): Promise<Service['options'] | undefined> {
     return (await this.#options.lwm2mServices()).find((s) => s.id === registration.serviceId)?.options;

@@ -18,6 +18,7 @@ import { endpointHeardFrom } from './migrations/0020-endpoint-heard-from.js';
 import { usersEmailPerAccount } from './migrations/0021-users-email-per-account.js';
 import { lwm2mRegistrations } from './migrations/0022-lwm2m-registrations.js';
 import { lwm2mLastKnown } from './migrations/0023-lwm2m-last-known.js';
+import { lwm2mObservations } from './migrations/0024-lwm2m-observations.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -40,6 +41,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0021-users-email-per-account': usersEmailPerAccount(database.dialect),
     '0022-lwm2m-registrations': lwm2mRegistrations(),
     '0023-lwm2m-last-known': lwm2mLastKnown(),
+    '0024-lwm2m-observations': lwm2mObservations(),
   };
 }
 

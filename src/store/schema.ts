@@ -241,6 +241,18 @@ export interface Lwm2mLastKnownTable {
   updated_at: number;
 }
 
+export interface Lwm2mObservationsTable {
+  token: string;
+  endpoint_id: string;
+  registration_id: string;
+  operation: string;
+  path: string;
+  /** JSON array of an Observe-Composite's paths; null for a single path. */
+  paths: string | null;
+  format: number;
+  since: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -265,6 +277,7 @@ export interface Schema {
   mqtt_session_expiry: MqttSessionExpiryTable;
   lwm2m_registrations: Lwm2mRegistrationsTable;
   lwm2m_last_known: Lwm2mLastKnownTable;
+  lwm2m_observations: Lwm2mObservationsTable;
 }
 
 export function toJson(value: unknown): string {

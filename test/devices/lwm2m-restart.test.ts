@@ -6,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
+import { until } from '../helpers/devices.js';
 import { FuzzService, fuzzAccount, fuzzEndpoint, fuzzService } from '../helpers/fuzz.js';
 
 /** A UDP port free on loopback now, for a service that must come back on the same port. */
@@ -50,7 +51,7 @@ describe('LwM2M registrations across kill -9', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('a device registered before the crash updates (2.04), keeps its last-known values and is read after it; de-registered and expired ones are not back', async () => {
+  it('a device registered before the crash updates (2.04), keeps its last-known values and observations and is read after it; de-registered and expired ones are not back', async () => {
     const tenant = await fuzzAccount(service, 'lwm2m-restart');
     token = tenant.token;
     const serviceId = await fuzzService(service, token, { name: 'lwm2m', type: 'lwm2m' });
@@ -59,6 +60,10 @@ describe('LwM2M registrations across kill -9', () => {
     const leaver = await device('leaver');
     const shortLived = await device('short-lived', 1);
     assert.equal((await operate('k.survivor', 'read', { path: '/3/0/9' })).status, 200);
+    const observed = await operate('k.survivor', 'observe', { path: '/3303/0/5700' });
+    assert.equal(observed.json.observing, true, observed.text);
+    const composite = await operate('k.survivor', 'observeComposite', { paths: ['/3/0/9', '/3303/0/5701'] });
+    assert.equal(composite.json.observing, true, composite.text);
     const before = (await service.request('GET', '/endpoints/k.survivor/lwm2m/objects', { token })).json;
     const leaverLocation = leaver.location;
     assert.equal(await leaver.deregister(), '2.02');
@@ -70,8 +75,25 @@ describe('LwM2M registrations across kill -9', () => {
     assert.equal(service.ports.coap, coapPort);
 
     const known = (await service.request('GET', '/endpoints/k.survivor/lwm2m/objects', { token })).json.lastKnown;
-    assert.deepEqual(known, [{ path: '/3/0/9', type: 'integer', value: 95 }], 'last-known values were kept');
+    assert.deepEqual(
+      Object.fromEntries(known.map((v: { path: string; value: unknown }) => [v.path, v.value])),
+      { '/3/0/9': 95, '/3303/0/5700': 21.5, '/3303/0/5701': 'Cel' },
+      'last-known values were kept',
+    );
     assert.equal(await survivor.update(), '2.04', 'the registration was kept');
+    // Notifications of observations made before the crash still become lwm2m-data with the same tokens.
+    assert.equal(await survivor.changeValue('/3303/0/5700', 31.5), 1);
+    assert.equal(await survivor.changeValue('/3303/0/5701', 'Far'), 1);
+    const notified = async () => {
+      const found = await service.request('GET', '/history?limit=100', { token });
+      return (found.json.items as { type: string; data: { operation: string; token: string; values: { path: string; value: unknown }[] } }[]).filter((e) => e.type === 'lwm2m-data' && e.data.operation === 'observe');
+    };
+    await until(async () => (await notified()).some((e) => e.data.token === observed.json.token && e.data.values.some((v) => v.value === 31.5)), 'the notification after the restart');
+    await until(async () => (await notified()).some((e) => e.data.token === composite.json.token && e.data.values.some((v) => v.value === 'Far')), 'the composite notification after the restart');
+    const observations = (await service.request('GET', '/endpoints/k.survivor/lwm2m/objects', { token })).json.observations.map((o: { path: string; token: string }) => [o.path, o.token]);
+    assert.deepEqual(observations, [['/', composite.json.token], ['/3303/0/5700', observed.json.token]]);
+    assert.equal((await operate('k.survivor', 'cancelObserve', { path: '/3303/0/5700' })).status, 200, 'a resumed observation can be cancelled');
+    assert.equal(await survivor.changeValue('/3303/0/5700', 32.5), 0, 'and the device was told (RFC 7641 3.6)');
     const read = await operate('k.survivor', 'read', { path: '/3/0/9' });
     assert.equal(read.status, 200, read.text);
     assert.equal(read.json.values[0].value, 95);
