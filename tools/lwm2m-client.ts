@@ -2,7 +2,9 @@
  * A small LwM2M client simulator for tests and benchmarks: registers with a server, keeps a tree of
  * resource values, answers Read / Discover / Write / Execute / Create / Delete in every content format the
  * codecs know, updates and de-registers; it can be observed (RFC 7641) and notifies its observers on
- * {@link SimulatedClient.changeValue}. It speaks over the project's own CoAP endpoint (real UDP).
+ * {@link SimulatedClient.changeValue}. It speaks over the project's own CoAP endpoint (real UDP). It can also be
+ * bootstrapped ({@link SimulatedClient.bootstrap}, tools/lwm2m-bootstrap-client.ts) and then registers with the
+ * server account it was given.
  *
  *   node --import tsx tools/lwm2m-client.ts coap://127.0.0.1:5683 my-device
  */
@@ -10,15 +12,25 @@ import { CoapEndpoint, emptyMessage, encodeMessage, UdpTransport, contentFormat,
 import { decode, decodePaths, encode, encodeLinks, type LinkAttribute } from '../src/lwm2m/codecs/index.js';
 import { CONTENT_FORMATS, parsePath, type Lwm2mRecord, type ModelLookup } from '../src/lwm2m/model.js';
 import { ObjectRegistry } from '../src/lwm2m/objects/registry.js';
+import { BootstrapSession, EXCHANGE_LIFETIME_MS, ensureBootstrapAccount, loopbackPeer, serverAccounts, type BootstrapResult } from './lwm2m-bootstrap-client.js';
+
+export type { BootstrapResult, ServerAccount } from './lwm2m-bootstrap-client.js';
 
 export interface SimulatedClientOptions {
-  readonly server: Peer;
+  /**
+   * The LwM2M Server it registers with. Optional for a device that is to be bootstrapped; its address family
+   * (IPv4 or IPv6) is the socket's, which is IPv4 loopback without it.
+   */
+  readonly server?: Peer | undefined;
   readonly endpointName: string;
   readonly lifetime?: number;
   readonly lwm2mVersion?: '1.0' | '1.1' | '1.2';
   /** Binding, e.g. `U` or `UQ` (1.0 queue mode). */
   readonly binding?: string;
-  /** Initial resource values; the default is a Device (3/0) and a Temperature sensor (3303/0). */
+  /**
+   * Initial resource values; the default is a Server instance (1/0), a Device (3/0) and a Temperature sensor
+   * (3303/0). Values without /0 and /1 play a device with no server configured (for {@link SimulatedClient.bootstrap}).
+   */
   readonly values?: readonly Lwm2mRecord[];
   /** Extra query parameters of the Register (e.g. `Q` for 1.1 queue mode). */
   readonly extraQuery?: readonly string[];
@@ -94,20 +106,30 @@ export class SimulatedClient {
   /** The content format each observation asked for, by token (hex). */
   readonly #observedFormats = new Map<string, number>();
   #location: string | undefined;
+  /** Where Register, Update, De-register, Send and pings go: `options.server`, or the bootstrapped account's URI. */
+  #server: Peer | undefined;
+  /** The bootstrap in progress. */
+  #bootstrap: BootstrapSession | undefined;
+  /** A bootstrap finished: register() uses the server account it wrote. */
+  #bootstrapped = false;
   readonly #transport: UdpTransport;
+  /** The socket is on ::1 (else 127.0.0.1). */
+  readonly #ipv6: boolean;
   #pingId = Math.floor(Math.random() * 0xffff);
 
   constructor(options: SimulatedClientOptions) {
     this.options = options;
     this.#models = shippedModels ??= new ObjectRegistry();
     for (const record of options.values ?? DEFAULT_VALUES) this.values.set(record.path, record);
-    this.#transport = new UdpTransport({ host: options.server.address.includes(':') ? '::1' : '127.0.0.1', port: options.localPort ?? 0 });
+    this.#server = options.server;
+    this.#ipv6 = options.server?.address.includes(':') ?? false;
+    this.#transport = new UdpTransport({ host: this.#ipv6 ? '::1' : '127.0.0.1', port: options.localPort ?? 0 });
     this.coap = new CoapEndpoint({
       transport: this.#transport,
       rateLimit: false,
       transmission: { ackTimeout: options.transmission?.ackTimeout ?? 2000, maxRetransmit: options.transmission?.maxRetransmit ?? 4 },
     });
-    this.coap.onRequest((request) => this.#serve(request));
+    this.coap.onRequest((request, peer) => this.#serve(request, peer));
   }
 
   get registered(): boolean {
@@ -128,19 +150,34 @@ export class SimulatedClient {
   }
 
   async stop(): Promise<void> {
+    this.#bootstrap?.end(false);
     await this.coap.stop();
   }
 
-  /** Registers; resolves with the server's response code (2.01 on success). */
+  /**
+   * Registers; resolves with the server's response code (2.01 on success). After a finished bootstrap it
+   * registers with the first LwM2M Server Account it has (the lowest Server instance with a matching Security
+   * instance): at its URI (loopback coap:// only, else it throws), with its Lifetime and Binding (on 1.1+ a Q in
+   * the Binding becomes the `Q` parameter: Core 1.1 "Register Operation" has Queue Mode apart from the binding).
+   */
   async register(): Promise<string> {
-    const query = [
-      `ep=${this.options.endpointName}`,
-      `lt=${this.options.lifetime ?? 300}`,
-      `lwm2m=${this.options.lwm2mVersion ?? '1.1'}`,
-      `b=${this.options.binding ?? 'U'}`,
-      ...(this.options.extraQuery ?? []),
-    ];
-    const response = await this.coap.request(this.options.server, {
+    const version = this.options.lwm2mVersion ?? '1.1';
+    const extra = [...(this.options.extraQuery ?? [])];
+    let lifetime = this.options.lifetime ?? 300;
+    let binding = this.options.binding ?? 'U';
+    if (this.#bootstrapped) {
+      const [account] = serverAccounts(this.values);
+      if (account === undefined) throw new Error('bootstrapped, but the device has no LwM2M Server Account left');
+      this.#server = this.#reachable(loopbackPeer(account.uri));
+      lifetime = account.lifetime ?? lifetime;
+      binding = account.binding ?? binding;
+      if (version !== '1.0' && binding.includes('Q')) {
+        binding = binding.replace('Q', '');
+        if (!extra.includes('Q')) extra.push('Q');
+      }
+    }
+    const query = [`ep=${this.options.endpointName}`, `lt=${lifetime}`, `lwm2m=${version}`, `b=${binding}`, ...extra];
+    const response = await this.coap.request(this.#target(), {
       code: '0.02',
       options: [option(OptionNumber.UriPath, 'rd'), ...uriQueryOptions(query), option(OptionNumber.ContentFormat, CONTENT_FORMATS.linkFormat)],
       payload: Buffer.from(encodeLinks(this.#objectLinks())),
@@ -152,7 +189,7 @@ export class SimulatedClient {
   /** Registration Update; `query` e.g. `['lt=600']`. */
   async update(query: readonly string[] = [], withObjects = false): Promise<string> {
     if (!this.#location) throw new Error('not registered');
-    const response = await this.coap.request(this.options.server, {
+    const response = await this.coap.request(this.#target(), {
       code: '0.02',
       options: [...this.#locationOptions(), ...uriQueryOptions([...query]), ...(withObjects ? [option(OptionNumber.ContentFormat, CONTENT_FORMATS.linkFormat)] : [])],
       payload: withObjects ? Buffer.from(encodeLinks(this.#objectLinks())) : Buffer.alloc(0),
@@ -164,12 +201,12 @@ export class SimulatedClient {
   /** A CoAP ping (empty CON, RFC 7252 4.3) from the device's socket: what queue-mode devices send to say they are there. */
   ping(): void {
     this.#pingId = (this.#pingId + 1) & 0xffff;
-    this.#transport.send(encodeMessage(emptyMessage('CON', this.#pingId)), this.options.server);
+    this.#transport.send(encodeMessage(emptyMessage('CON', this.#pingId)), this.#target());
   }
 
   async deregister(): Promise<string> {
     if (!this.#location) throw new Error('not registered');
-    const response = await this.coap.request(this.options.server, { code: '0.04', options: this.#locationOptions() });
+    const response = await this.coap.request(this.#target(), { code: '0.04', options: this.#locationOptions() });
     this.#location = undefined;
     return response.code;
   }
@@ -177,12 +214,52 @@ export class SimulatedClient {
   /** LwM2M 1.1 Send of the values at `paths` in SenML CBOR (or another format). */
   async send(paths: readonly string[], format: number = CONTENT_FORMATS.senmlCbor): Promise<string> {
     const records = [...this.values.values()].filter((r) => paths.some((p) => r.path === p || r.path.startsWith(`${p}/`)));
-    const response = await this.coap.request(this.options.server, {
+    const response = await this.coap.request(this.#target(), {
       code: '0.02',
       options: [option(OptionNumber.UriPath, 'dp'), option(OptionNumber.ContentFormat, format)],
       payload: Buffer.from(encode(format, records, { basePath: '/', models: this.#models })),
     });
     return response.code;
+  }
+
+  /**
+   * Client Initiated Bootstrap (Core 1.1 "Bootstrap Interface"): sends the Bootstrap-Request (`POST /bs?ep=…`,
+   * plus `&pct=` on 1.1+ when given), then serves the Bootstrap-Server's Write, Delete, Discover and Read until
+   * its Bootstrap-Finish is answered 2.04 or `timeoutMs` (default EXCHANGE_LIFETIME, 247 s) passes; see
+   * tools/lwm2m-bootstrap-client.ts for the answers. A Bootstrap-Server Account for `bootstrapServer` is added
+   * to the values first if the device has none. After a finished bootstrap, register() uses the written account
+   * and any earlier registration is forgotten.
+   */
+  async bootstrap(bootstrapServer: Peer, options: { pct?: number; timeoutMs?: number } = {}): Promise<BootstrapResult> {
+    if (this.#bootstrap) throw new Error('a bootstrap is already in progress');
+    this.#reachable(bootstrapServer);
+    ensureBootstrapAccount(this.values, bootstrapServer);
+    const version = this.options.lwm2mVersion ?? '1.1';
+    const timeout = options.timeoutMs ?? EXCHANGE_LIFETIME_MS;
+    const session = new BootstrapSession(
+      { values: this.values, models: this.#models, lwm2mVersion: version, takes: (format, single) => this.#takes(format, single), defaultFormat: this.options.formats?.[0] ?? CONTENT_FORMATS.tlv },
+      bootstrapServer,
+      timeout,
+    );
+    this.#bootstrap = session;
+    try {
+      const query = [`ep=${this.options.endpointName}`, ...(options.pct !== undefined && version !== '1.0' ? [`pct=${options.pct}`] : [])];
+      let requestCode: string | undefined;
+      try {
+        requestCode = (await this.coap.request(bootstrapServer, { code: '0.02', options: [option(OptionNumber.UriPath, 'bs'), ...uriQueryOptions(query)] }, { timeout })).code;
+      } catch {
+        // No answer: the bootstrap failed.
+      }
+      if (requestCode !== '2.04') session.end(false);
+      const finished = await session.done;
+      if (finished) {
+        this.#bootstrapped = true;
+        this.#location = undefined;
+      }
+      return session.result(requestCode, finished);
+    } finally {
+      this.#bootstrap = undefined;
+    }
   }
 
   /**
@@ -214,13 +291,27 @@ export class SimulatedClient {
     return [...this.values.values()].filter((r) => paths.some((p) => p === '/' || r.path === p || r.path.startsWith(`${p}/`)));
   }
 
+  #target(): Peer {
+    if (this.#server === undefined) throw new Error('no LwM2M server: give options.server, or bootstrap() first');
+    return this.#server;
+  }
+
+  /** `peer` if this client's socket (IPv4 or IPv6 loopback) can reach it. */
+  #reachable(peer: Peer): Peer {
+    if (peer.address.includes(':') !== this.#ipv6) {
+      throw new Error(`${peer.address} is not reachable from this simulated client's ${this.#ipv6 ? '::1' : '127.0.0.1'} socket (give options.server of that address family)`);
+    }
+    return peer;
+  }
+
   #locationOptions() {
     return this.#location!.split('/').filter(Boolean).map((segment) => option(OptionNumber.UriPath, segment));
   }
 
   #objectLinks() {
     const instances = new Set<string>();
-    for (const path of this.values.keys()) instances.add(path.split('/').slice(0, 3).join('/'));
+    // The Security Object is never in the list (Core 1.1 "Register Operation", Objects and Object Instances).
+    for (const path of this.values.keys()) if (!path.startsWith('/0/')) instances.add(path.split('/').slice(0, 3).join('/'));
     const links = [...instances].sort().map((target) => ({ target, attributes: [] as LinkAttribute[] }));
     const announce = this.options.announce;
     if (announce === undefined) return links;
@@ -235,9 +326,11 @@ export class SimulatedClient {
     return this.options.formats === undefined || this.options.formats.includes(format);
   }
 
-  #serve(request: CoapMessage): CoapResponse {
+  #serve(request: CoapMessage, peer: Peer): CoapResponse {
     const path = uriPath(request);
     this.received.push(`${request.code} ${path}`);
+    // Only while bootstrapping, and only from the Bootstrap-Server, are requests Bootstrap operations.
+    if (this.#bootstrap?.from(peer)) return this.#bootstrap.serve(request);
     let parsed;
     try {
       parsed = parsePath(path);

@@ -10,40 +10,14 @@ import { fromJsonValue, lwm2mRecordsToJson, translatedNames, type JsonRecord } f
 import { CONTENT_FORMATS, formatPath, parsePath, type Lwm2mPath, type Lwm2mRecord } from './model.js';
 import type { LastKnownStore } from './last-known-store.js';
 import type { ObservationStore } from './observation-store.js';
+import type { DeviceQueueStore } from './queue-store.js';
 import type { ObjectRegistry } from './objects/registry.js';
-import { ObservationTable, type ActiveObservation } from './observations.js';
+import { observationKey, ObservationTable, type ActiveObservation } from './observations.js';
+import { DeviceQueue } from './device-queue.js';
+import { HeldRequests, type HeldSummary, type HoldOptions } from './held-requests.js';
+import { checkedPath, invalid, type Lwm2mOperation, type OperationRequest, type OperationResult } from './operations.js';
 import type { Registration } from './registration.js';
 import type { Lwm2mServer } from './server.js';
-
-export const LWM2M_OPERATIONS = ['read', 'write', 'exec', 'create', 'delete', 'discover', 'writeAttributes', 'observe', 'cancelObserve', 'readComposite', 'writeMulti', 'observeComposite'] as const;
-export type Lwm2mOperation = (typeof LWM2M_OPERATIONS)[number];
-
-export interface OperationRequest {
-  readonly operation: Lwm2mOperation;
-  readonly path: string;
-  /** readComposite: the paths to read in one request (LwM2M 1.1 Read-Composite). */
-  readonly paths?: readonly string[] | undefined;
-  /** write / create: `{ "/3/0/14": "+02:00", … }` (absolute paths) or, for a single resource, `value`. */
-  readonly values?: Readonly<Record<string, unknown>> | undefined;
-  readonly value?: unknown;
-  /**
-   * Content format by name (`tlv`, `senml-cbor`, `json`, …). Default: the endpoint's or service's
-   * `preferredFormat`, else what worked with the device before, else the best it announced (content-formats.ts);
-   * a 4.06/4.15 answer is then tried once more in the next format.
-   */
-  readonly format?: string | undefined;
-  /** write: partial update (CoAP POST) instead of replace (PUT). */
-  readonly partial?: boolean | undefined;
-  /** exec arguments (Core 5.4.5: `0='v',1`). */
-  readonly args?: string | undefined;
-  /** writeAttributes: `{ pmin: 10, pmax: 60, gt: 20.5, … }`. */
-  readonly attributes?: Readonly<Record<string, string | number>> | undefined;
-  readonly timeoutMs: number;
-  /** Do not try to send now: wait in the device queue for its next update (SPEC States). */
-  readonly directToQueue?: boolean | undefined;
-  /** How long the request may wait in the device queue; default `timeoutMs`. */
-  readonly queueTimeoutMs?: number | undefined;
-}
 
 /** The formats tried for one request, best first; `chosen` when the caller named it (never tried in another). */
 interface Formats {
@@ -55,40 +29,6 @@ interface Formats {
 
 /** Operations whose request or answer carries values in a content format. */
 const FORMATTED = new Set<Lwm2mOperation>(['read', 'observe', 'write', 'create', 'readComposite', 'writeMulti', 'observeComposite']);
-
-/** At most this many requests wait for one device. */
-export const MAX_QUEUED_PER_DEVICE = 100;
-
-interface Queued {
-  readonly request: OperationRequest;
-  readonly resolve: (result: OperationResult) => void;
-  readonly reject: (error: unknown) => void;
-  readonly timer: NodeJS.Timeout;
-}
-
-interface DeviceQueue {
-  endpoint: Endpoint;
-  readonly entries: Queued[];
-  draining: boolean;
-}
-
-export interface OperationResult {
-  readonly operation: Lwm2mOperation;
-  readonly path: string;
-  /** The device's CoAP response code, e.g. `2.05`. */
-  readonly code: string;
-  /** read: the values the device returned. */
-  readonly values?: JsonRecord[] | undefined;
-  /** discover: the links (objects, instances, resources with attributes). */
-  readonly links?: { target: string; attributes: { name: string; value?: string }[] }[] | undefined;
-  /** create: where the new instance is (`/3303/1`). */
-  readonly location?: string | undefined;
-  /** Ties the request to the `lwm2m-data` event it produced (observe: the observation's token, also on its notifications). */
-  readonly token: string;
-  readonly durationMs: number;
-  /** observe: whether the device accepted the observation (its answer carried Observe) and notifications follow. */
-  readonly observing?: boolean | undefined;
-}
 
 const ERROR_BY_CODE: Record<string, ErrorCode> = {
   '4.00': 'IOTB_LWM2M_DEVICE_BAD_REQUEST',
@@ -112,8 +52,10 @@ export class DeviceManagement {
   readonly #logger: Logger;
   /** Last-known values per endpoint and path, kept across restarts. */
   readonly #lastKnown: LastKnownStore;
-  /** Requests waiting for a device in queue mode or without a registration, per endpoint id (in memory). */
-  readonly #queues = new Map<string, DeviceQueue>();
+  /** Requests waiting for a device in queue mode or without a registration. */
+  readonly #queue: DeviceQueue;
+  /** Requests whose outcome is an `lwm2m-result` event, kept across restarts. */
+  readonly #held: HeldRequests;
   /** Active observations per endpoint and path; they end with the device's registration (Core 6.4.1). */
   readonly #observations = new ObservationTable();
   /** Active observations as stored, for a restart. */
@@ -121,18 +63,33 @@ export class DeviceManagement {
   /** The format that last worked with each endpoint, by payload kind; forgotten at a new registration. */
   readonly #workedFormats = new Map<string, Map<PayloadKind, number>>();
 
-  constructor(deps: { server: Lwm2mServer; presence: DevicePresence; objects: ObjectRegistry; logger: Logger; lastKnown: LastKnownStore; observations: ObservationStore }) {
+  constructor(deps: {
+    server: Lwm2mServer;
+    presence: DevicePresence;
+    objects: ObjectRegistry;
+    logger: Logger;
+    lastKnown: LastKnownStore;
+    observations: ObservationStore;
+    queue: DeviceQueueStore;
+    endpointById: (accountId: string, id: string) => Promise<Endpoint | undefined>;
+  }) {
     this.#server = deps.server;
+    const canSend = (endpointId: string) => {
+      const registration = this.#server.registrationOf(endpointId);
+      return registration !== undefined && this.#server.isAwake(registration);
+    };
+    this.#queue = new DeviceQueue({ canSend, send: (endpoint, request) => this.#exchange(endpoint, request) });
+    this.#held = new HeldRequests({ queue: this.#queue, store: deps.queue, emit: (endpoint, type, data) => deps.presence.emit(endpoint, type, data), endpointById: deps.endpointById, canSend, logger: deps.logger });
     this.#lastKnown = deps.lastKnown;
     this.#observationStore = deps.observations;
     this.#presence = deps.presence;
     this.#objects = deps.objects;
     this.#logger = deps.logger;
     this.#server.onRegistered((registration) => {
-      this.#purge(registration.endpointId);
+      this.#queue.purge(registration.endpointId);
       this.#workedFormats.delete(registration.endpointId);
     });
-    this.#server.onAwake((registration) => void this.#drain(registration.endpointId));
+    this.#server.onAwake((registration, heardAt) => void this.#queue.drain(registration.endpointId, heardAt));
     this.#server.onRegistrationEnd((endpointId) => {
       if (this.#observations.dropEndpoint(endpointId).length === 0) return;
       this.#observationStore.removeEndpoint(endpointId).catch((error: unknown) => this.#logger.warn({ err: error, endpointId }, 'could not forget stored LwM2M observations'));
@@ -141,7 +98,7 @@ export class DeviceManagement {
 
   /** How many requests wait for the device. */
   queued(endpoint: Endpoint): number {
-    return this.#queues.get(endpoint.id)?.entries.length ?? 0;
+    return this.#queue.size(endpoint.id);
   }
 
   /**
@@ -155,62 +112,59 @@ export class DeviceManagement {
     // Forgetting an observation is the server's own business: it never waits for the device.
     if (request.operation === 'cancelObserve') return this.#cancelObserve(endpoint, request, formatPath(path));
     const registration = this.#server.registrationOf(endpoint.id);
-    const waiting = this.#queues.get(endpoint.id);
-    if (registration && !request.directToQueue && !waiting?.entries.length && this.#server.isAwake(registration)) return this.#exchange(endpoint, request);
-    const queue = waiting ?? { endpoint, entries: [], draining: false };
-    if (queue.entries.length >= MAX_QUEUED_PER_DEVICE) throw new AppError('IOTB_LWM2M_QUEUE_FULL', undefined, { limit: MAX_QUEUED_PER_DEVICE });
-    this.#queues.set(endpoint.id, queue);
-    const waitMs = request.queueTimeoutMs ?? request.timeoutMs;
+    if (registration && !request.directToQueue && this.#queue.size(endpoint.id) === 0 && this.#server.isAwake(registration)) return this.#exchange(endpoint, request);
+    const now = Date.now();
     const result = new Promise<OperationResult>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const at = queue.entries.findIndex((entry) => entry.timer === timer);
-        if (at === -1) return;
-        queue.entries.splice(at, 1);
-        if (queue.entries.length === 0 && !queue.draining) this.#queues.delete(endpoint.id);
-        reject(new AppError('IOTB_LWM2M_TIMEOUT', 'The request waited in the device queue and the device did not wake up in time', { queuedMs: waitMs }));
-      }, waitMs);
-      timer.unref();
-      queue.entries.push({ request, resolve, reject, timer });
+      this.#queue.add(endpoint, {
+        request,
+        createdAt: now,
+        expiresAt: now + (request.queueTimeoutMs ?? request.timeoutMs),
+        lifecycle: 'purge',
+        waitsForWake: request.directToQueue,
+        settle: (outcome) => {
+          if ('delivered' in outcome) resolve(outcome.delivered);
+          else if ('failed' in outcome) reject(outcome.failed instanceof Error ? outcome.failed : new Error(String(outcome.failed)));
+          else reject('expired' in outcome ? outcome.expired : outcome.purged);
+        },
+      });
     });
     hooks.onQueued?.();
     // Waiting behind requests of a device that is awake (or became so): start sending.
-    if (registration && !request.directToQueue && this.#server.isAwake(registration)) void this.#drain(endpoint.id);
+    if (!request.directToQueue) void this.#queue.drain(endpoint.id);
     return result;
   }
 
-  /** Sends what waits for a device, one request at a time, while it stays registered and awake. */
-  async #drain(endpointId: string): Promise<void> {
-    const queue = this.#queues.get(endpointId);
-    if (!queue || queue.draining) return;
-    queue.draining = true;
-    try {
-      for (;;) {
-        const registration = this.#server.registrationOf(endpointId);
-        const next = queue.entries[0];
-        if (!next || !registration || !this.#server.isAwake(registration)) break;
-        queue.entries.shift();
-        clearTimeout(next.timer);
-        try {
-          next.resolve(await this.#exchange(queue.endpoint, next.request));
-        } catch (error) {
-          next.reject(error);
-          if (error instanceof AppError && error.code === 'IOTB_LWM2M_TIMEOUT') break; // asleep again: the rest waits
-        }
-      }
-    } finally {
-      queue.draining = false;
-      if (queue.entries.length === 0) this.#queues.delete(endpointId);
+  /**
+   * An asynchronous request (a context was given; `kind: 'proxy'` for lwm2m.proxy_send): stored, sent when
+   * the device can take it, its outcome an `lwm2m-result` event with the context. Resolves once it is stored.
+   */
+  async hold(endpoint: Endpoint, request: OperationRequest, options: HoldOptions): Promise<{ id: string; queued: boolean }> {
+    const path = checkedPath(request);
+    if (request.operation === 'cancelObserve' || request.operation === 'observe' || request.operation === 'observeComposite') {
+      throw invalid(`${request.operation} is not sent asynchronously: call it and wait for the answer`);
     }
+    return this.#held.hold(endpoint, { ...request, path: formatPath(path) }, options);
   }
 
-  #purge(endpointId: string): void {
-    const queue = this.#queues.get(endpointId);
-    if (!queue) return;
-    this.#queues.delete(endpointId);
-    for (const entry of queue.entries.splice(0)) {
-      clearTimeout(entry.timer);
-      entry.reject(new AppError('IOTB_LWM2M_QUEUE_PURGED'));
-    }
+  /** The requests held for the device (asynchronous ones and lwm2m.proxy_send), in order. */
+  heldRequests(endpoint: Endpoint): HeldSummary[] {
+    return this.#held.list(endpoint.id);
+  }
+
+  /** Withdraws a held request before it is sent (an `lwm2m-result` says so); false when none waits with that id. */
+  cancelHeld(endpoint: Endpoint, id: string): Promise<boolean> {
+    return this.#held.cancel(endpoint, id);
+  }
+
+  /** Takes up, after a restart, the observations and held requests stored before it (registrations first). */
+  async resume(): Promise<void> {
+    await this.#resumeObservations();
+    await this.#held.resume();
+  }
+
+  /** Stops the timers of what waits (the process stops). */
+  stop(): void {
+    this.#queue.stop();
   }
 
   registrationOf(endpoint: Endpoint): Registration | undefined {
@@ -415,8 +369,8 @@ export class DeviceManagement {
 
 
   /** The endpoint's active observations (path, token, since). */
-  observations(endpoint: Endpoint): { path: string; token: string; since: string }[] {
-    return this.#observations.list(endpoint.id).map(({ path, token, since }) => ({ path, token, since }));
+  observations(endpoint: Endpoint): { path: string; paths?: string[]; token: string; since: string }[] {
+    return this.#observations.list(endpoint.id).map(({ path, paths, token, since }) => ({ path, ...(paths && { paths: [...paths] }), token, since }));
   }
 
   /**
@@ -454,7 +408,8 @@ export class DeviceManagement {
     // The registration may have ended while the device answered: the observation ends with it.
     const live = this.#server.registrationOf(endpoint.id)?.id === registration.id;
     if (observation.active && live) {
-      const entry: ActiveObservation = { path, token, since: new Date().toISOString(), registrationId: registration.id, observation };
+      const paths = request.operation === 'observeComposite' ? request.paths : undefined;
+      const entry: ActiveObservation = { path, paths, token, since: new Date().toISOString(), registrationId: registration.id, observation };
       handlers.held.entry = entry;
       const replaced = this.#observations.set(endpoint.id, entry);
       if (replaced) {
@@ -462,7 +417,7 @@ export class DeviceManagement {
         this.#forgetStored(replaced.token);
       }
       // Kept across restarts: the device's notifications for it still become events after one.
-      await this.#observationStore.add({ token, endpointId: endpoint.id, registrationId: registration.id, operation: request.operation === 'observeComposite' ? 'observeComposite' : 'observe', path, paths: request.paths, format: used, since: entry.since });
+      await this.#observationStore.add({ token, endpointId: endpoint.id, registrationId: registration.id, operation: request.operation === 'observeComposite' ? 'observeComposite' : 'observe', path, paths, format: used, since: entry.since });
     } else if (observation.active) {
       void observation.cancel({ proactive: false });
     }
@@ -493,7 +448,7 @@ export class DeviceManagement {
    * Takes up the observations stored before a restart whose registration is live again (restored by the
    * server): their notifications become `lwm2m-data` with the same token. The others are forgotten.
    */
-  async resumeObservations(): Promise<number> {
+  async #resumeObservations(): Promise<number> {
     let resumed = 0;
     for (const stored of await this.#observationStore.all()) {
       const registration = this.#server.registrationOf(stored.endpointId);
@@ -507,7 +462,7 @@ export class DeviceManagement {
       const handlers = this.#observationHandlers(endpoint, stored.path, models);
       const coapRequest = this.#build(request, parsePath(stored.path), registration, models, stored.format);
       const observation = this.#server.resumeObservation(registration, Buffer.from(stored.token, 'hex'), coapRequest, handlers.onNotification, handlers.onEnd);
-      const entry: ActiveObservation = { path: stored.path, token: stored.token, since: stored.since, registrationId: registration.id, observation };
+      const entry: ActiveObservation = { path: stored.path, paths: stored.paths, token: stored.token, since: stored.since, registrationId: registration.id, observation };
       handlers.held.entry = entry;
       this.#observations.set(endpoint.id, entry);
       resumed++;
@@ -520,9 +475,13 @@ export class DeviceManagement {
     this.#observationStore.remove(token).catch((error: unknown) => this.#logger.warn({ err: error, token }, 'could not forget a stored LwM2M observation'));
   }
 
-  /** Cancel Observation: a GET with Observe: 1 and the observation's token (RFC 7641 3.6); forgotten either way. */
+  /**
+   * Cancel Observation: a GET (composite: FETCH) with Observe: 1 and the observation's token (RFC 7641 3.6);
+   * forgotten either way. The observation is named by its `token`, its `paths` (composite) or its path; `/`
+   * alone names the device's composite observation when it has one only.
+   */
   async #cancelObserve(endpoint: Endpoint, request: OperationRequest, path: string): Promise<OperationResult> {
-    const entry = this.#observations.get(endpoint.id, path);
+    const entry = this.#observationToCancel(endpoint, request, path);
     if (!entry) throw new AppError('IOTB_LWM2M_NOT_OBSERVED');
     this.#observations.delete(endpoint.id, entry);
     await this.#observationStore.remove(entry.token);
@@ -530,7 +489,16 @@ export class DeviceManagement {
     const response = await entry.observation.cancel({ proactive: true, timeout: request.timeoutMs });
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     // No answer in time: the observation is forgotten anyway, and the device's next notification gets RST.
-    return { operation: 'cancelObserve', path, code: response?.code ?? 'none', token: entry.token, durationMs };
+    return { operation: 'cancelObserve', path: entry.path, code: response?.code ?? 'none', token: entry.token, durationMs };
+  }
+
+  #observationToCancel(endpoint: Endpoint, request: OperationRequest, path: string): ActiveObservation | undefined {
+    if (request.token !== undefined) return this.#observations.byToken(endpoint.id, request.token);
+    if (request.paths !== undefined) return this.#observations.get(endpoint.id, observationKey('/', request.paths));
+    if (path !== '/') return this.#observations.get(endpoint.id, path);
+    const composite = this.#observations.list(endpoint.id).filter((entry) => entry.paths !== undefined);
+    if (composite.length > 1) throw invalid('the device has several composite observations: name the one to cancel by its paths or token');
+    return composite[0];
   }
 
   /** A notification of an observation: `lwm2m-data` (operation `observe`) and the last-known values. */
@@ -581,35 +549,4 @@ function payloadKind(path: Lwm2mPath, models: ReturnType<ObjectRegistry['lookupF
   if (path.resourceInstanceId !== undefined) return 'single';
   if (path.resourceId === undefined || path.objectId === undefined) return 'multiple';
   return models.resource(path.objectId, path.resourceId)?.multiple === false ? 'single' : 'multiple';
-}
-
-function checkedPath(request: OperationRequest): Lwm2mPath {
-  let path: Lwm2mPath;
-  try {
-    path = parsePath(request.path);
-  } catch (error) {
-    throw invalid((error as Error).message);
-  }
-  const depth = [path.objectId, path.instanceId, path.resourceId, path.resourceInstanceId].filter((id) => id !== undefined).length;
-  const allowed: Record<Lwm2mOperation, [number, number]> = {
-    read: [1, 4],
-    readComposite: [0, 0],
-    observeComposite: [0, 0],
-    writeMulti: [0, 0],
-    discover: [1, 3],
-    write: [2, 4],
-    writeAttributes: [1, 4],
-    exec: [3, 3],
-    create: [1, 1],
-    delete: [2, 2],
-    observe: [1, 4],
-    cancelObserve: [0, 4],
-  };
-  const [min, max] = allowed[request.operation];
-  if (depth < min || depth > max) throw invalid(`${request.operation} does not apply to ${request.path}`);
-  return path;
-}
-
-function invalid(message: string): AppError {
-  return new AppError('IOTB_LWM2M_REQUEST_INVALID', message);
 }

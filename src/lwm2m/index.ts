@@ -4,6 +4,7 @@ import { DeviceManagement } from './device-management.js';
 import { PlainCoap } from './plain-coap.js';
 import { SqlLastKnownStore } from './last-known-store.js';
 import { SqlObservationStore } from './observation-store.js';
+import { SqlDeviceQueueStore } from './queue-store.js';
 import { SqlRegistrationStore } from './registration-store.js';
 import { Lwm2mServer } from './server.js';
 
@@ -48,18 +49,23 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     logger,
     lastKnown: new SqlLastKnownStore(database.db, database.hot),
     observations: new SqlObservationStore(database.db),
+    queue: new SqlDeviceQueueStore(database.db),
+    endpointById: (accountId, id) => domain.endpoints.byId(accountId, id),
   });
   context.channels.lwm2m = management;
   late.plain = plain;
   context.channels.coap = plain;
   return {
     name: server.name,
-    // Registrations come back first (server.start), then the observations made for them.
+    // Registrations come back first (server.start), then the observations and held requests made for them.
     start: async () => {
       const ports = await server.start();
-      await management.resumeObservations();
+      await management.resume();
       return ports;
     },
-    stop: () => server.stop(),
+    stop: async () => {
+      management.stop();
+      await server.stop();
+    },
   };
 }

@@ -79,7 +79,7 @@ export class Lwm2mServer implements DeviceServer {
   readonly #byPeer = new Map<string, string>();
   /** When each registration was last heard from (ms), for queue mode. */
   readonly #heardAt = new Map<string, number>();
-  readonly #listeners: { registered: ((r: Registration) => void)[]; awake: ((r: Registration) => void)[] } = { registered: [], awake: [] };
+  readonly #listeners: { registered: ((r: Registration) => void)[]; awake: ((r: Registration, heardAt: number) => void)[] } = { registered: [], awake: [] };
   readonly #registrationEnded: ((endpointId: string) => void)[] = [];
 
   constructor(options: Lwm2mServerOptions) {
@@ -145,7 +145,7 @@ export class Lwm2mServer implements DeviceServer {
   }
 
   /** A registered device was heard from (update, Send, ping): queued requests may go now. */
-  onAwake(listener: (registration: Registration) => void): void {
+  onAwake(listener: (registration: Registration, heardAt: number) => void): void {
     this.#listeners.awake.push(listener);
   }
 
@@ -274,6 +274,9 @@ export class Lwm2mServer implements DeviceServer {
       objects: announcedObjects(params),
     });
     this.#logger.debug({ ep: params.endpointName, registrationId: registration.id, peer: formatPeer(peer) }, 'LwM2M device registered');
+    // Requests that wait through a registration (lwm2m.proxy_send) go out after the 2.01.
+    const heardAt = performance.now();
+    setImmediate(() => this.#wake(registration, heardAt));
     return { code: '2.01', options: [{ number: 8, value: Buffer.from('rd') }, { number: 8, value: Buffer.from(registration.id) }] };
   }
 
@@ -305,7 +308,8 @@ export class Lwm2mServer implements DeviceServer {
       await this.#options.presence.seen(endpoint, params.lifetime);
     }
     // Answer first: the device expects the 2.04 before the server's requests (Core 6.5, queue mode).
-    setImmediate(() => this.#wake(updated));
+    const heardAt = performance.now();
+    setImmediate(() => this.#wake(updated, heardAt));
     return { code: '2.04' };
   }
 
@@ -335,7 +339,8 @@ export class Lwm2mServer implements DeviceServer {
     if (!endpoint) return { code: '4.04' };
     await this.#options.presence.seen(endpoint, registration.lifetime);
     this.#heard(registration);
-    setImmediate(() => this.#wake(registration));
+    const heardAt = performance.now();
+    setImmediate(() => this.#wake(registration, heardAt));
     await this.#options.presence.emit(endpoint, 'lwm2m-data', {
       operation: 'send',
       objectIds: [...new Set(records.map((r) => Number(r.path.split('/')[1])))],
@@ -350,7 +355,7 @@ export class Lwm2mServer implements DeviceServer {
     const registration = this.#registrationAt(peer);
     if (!registration) return;
     this.#heard(registration);
-    this.#wake(registration);
+    this.#wake(registration, performance.now());
     const endpoint = await this.#endpointOf(registration);
     if (!endpoint) return;
     const service = (await this.#options.lwm2mServices()).find((s) => s.id === endpoint.serviceId);
@@ -410,9 +415,10 @@ export class Lwm2mServer implements DeviceServer {
     this.#heardAt.set(registration.id, Date.now());
   }
 
-  #wake(registration: Registration): void {
+  /** `heardAt` (performance.now()) is when the device was heard: requests made after it wait for the next time. */
+  #wake(registration: Registration, heardAt: number): void {
     if (this.#registrations.get(registration.id) !== registration) return; // replaced or gone meanwhile
-    for (const listener of this.#listeners.awake) listener(registration);
+    for (const listener of this.#listeners.awake) listener(registration, heardAt);
   }
 
   #forget(registration: Registration): void {

@@ -19,6 +19,7 @@ import { usersEmailPerAccount } from './migrations/0021-users-email-per-account.
 import { lwm2mRegistrations } from './migrations/0022-lwm2m-registrations.js';
 import { lwm2mLastKnown } from './migrations/0023-lwm2m-last-known.js';
 import { lwm2mObservations } from './migrations/0024-lwm2m-observations.js';
+import { lwm2mQueue } from './migrations/0025-lwm2m-queue.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -42,6 +43,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0022-lwm2m-registrations': lwm2mRegistrations(),
     '0023-lwm2m-last-known': lwm2mLastKnown(),
     '0024-lwm2m-observations': lwm2mObservations(),
+    '0025-lwm2m-queue': lwm2mQueue(),
   };
 }
 

@@ -253,6 +253,22 @@ export interface Lwm2mObservationsTable {
   since: number;
 }
 
+export interface Lwm2mQueueTable {
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  /** Order per device. */
+  seq: number;
+  /** `queued` (purged by a new registration) or `proxy` (waits through it, lwm2m.proxy_send). */
+  kind: string;
+  /** JSON: the operation request (without its timeouts). */
+  request: string;
+  /** JSON: the caller's context, given back in the lwm2m-result events. */
+  context: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -278,6 +294,7 @@ export interface Schema {
   lwm2m_registrations: Lwm2mRegistrationsTable;
   lwm2m_last_known: Lwm2mLastKnownTable;
   lwm2m_observations: Lwm2mObservationsTable;
+  lwm2m_queue: Lwm2mQueueTable;
 }
 
 export function toJson(value: unknown): string {

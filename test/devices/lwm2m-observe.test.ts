@@ -64,6 +64,44 @@ for (const dialect of DIALECTS) {
       assert.equal(await device.changeValue('/3/0/9', 41), 0);
     });
 
+    it('several composite observations of one device at once, each with its token; cancelled by paths or token', async () => {
+      const endpoint = await createEndpoint(service, tenant.token, { key: 'obs-composite-many', serviceId });
+      const device = await client('obs-composite-many');
+      const first = await operate(endpoint.id, 'observeComposite', { paths: ['/3/0/9', '/3303/0/5700'] });
+      const second = await operate(endpoint.id, 'observeComposite', { paths: ['/3/0/14', '/3/0/9'] });
+      assert.equal(first.body.observing, true, JSON.stringify(first.body));
+      assert.equal(second.body.observing, true, JSON.stringify(second.body));
+      assert.notEqual(first.body.token, second.body.token);
+      // The same paths in another order are the same observation: it replaces the first.
+      const again = await operate(endpoint.id, 'observeComposite', { paths: ['/3303/0/5700', '/3/0/9', '/3/0/9'] });
+      const listed = (await objects(endpoint.id)).observations as { path: string; paths: string[]; token: string }[];
+      assert.deepEqual(listed.map((o) => [o.path, o.paths, o.token]).sort(), [
+        ['/', ['/3/0/14', '/3/0/9'], second.body.token],
+        ['/', ['/3303/0/5700', '/3/0/9', '/3/0/9'], again.body.token],
+      ].sort());
+      // The replaced observation is cancelled reactively (RFC 7641 3.6): the device may still notify it once, and is answered RST.
+      assert.ok((await device.changeValue('/3/0/9', 17)) >= 2, 'both observations watch /3/0/9');
+      await until(async () => (await observeData(endpoint.id)).filter((e) => e.data.values.some((v: { value: unknown }) => v.value === 17)).length === 2, 'one notification per observation');
+      const tokens = (await observeData(endpoint.id)).filter((e) => e.data.values.some((v: { value: unknown }) => v.value === 17)).map((e) => e.data.token).sort();
+      assert.deepEqual(tokens, [second.body.token, again.body.token].sort());
+
+      const ambiguous = await operate(endpoint.id, 'cancelObserve', { path: '/' });
+      assert.equal(ambiguous.status, 400, JSON.stringify(ambiguous.body));
+      assert.match(ambiguous.body.error.message, /several composite observations/);
+      const byPaths = await operate(endpoint.id, 'cancelObserve', { paths: ['/3/0/9', '/3/0/14'] });
+      assert.equal(byPaths.status, 200, JSON.stringify(byPaths.body));
+      assert.equal(byPaths.body.token, second.body.token);
+      const byToken = await operate(endpoint.id, 'cancelObserve', { token: again.body.token });
+      assert.equal(byToken.status, 200, JSON.stringify(byToken.body));
+      await device.changeValue('/3/0/9', 18);
+      await device.changeValue('/3/0/9', 19);
+      assert.equal(await device.changeValue('/3/0/9', 20), 0, 'nobody observes any more (each was answered RST)');
+      const unknown = await operate(endpoint.id, 'cancelObserve', { token: 'abcdef01' });
+      assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
+      const badToken = await operate(endpoint.id, 'cancelObserve', { token: 'not-hex' });
+      assert.equal(badToken.status, 400, JSON.stringify(badToken.body));
+    });
+
     it('observe answers like a read; notifications become lwm2m-data with the same token; cancel stops them', async () => {
       const endpoint = await createEndpoint(service, tenant.token, { key: 'obs-temp', serviceId });
       const device = await client('obs-temp');

@@ -107,4 +107,38 @@ describe('LwM2M registrations across kill -9', () => {
     assert.equal((await service.request('GET', '/endpoints/k.leaver/lwm2m/objects', { token })).json.registered, false);
     assert.equal((await service.request('GET', '/endpoints/k.short-lived/lwm2m/objects', { token })).json.registered, false);
   });
+
+  it('requests held for devices (with a context, proxy_send) are delivered after kill -9: at the next update, or at the registration', async () => {
+    const serviceId = await fuzzService(service, token, { name: 'lwm2m-held', type: 'lwm2m' });
+    for (const key of ['held-update', 'held-later']) await fuzzEndpoint(service, token, { key, serviceId });
+    const awake = await device('held-update');
+    const queued = await operate('k.held-update', 'write', { path: '/3/0/14', value: '+07:00', directToQueue: true, context: 'after-update' });
+    assert.equal(queued.status, 202, queued.text);
+    const proxied = await service.request('POST', '/endpoints/k.held-later/lwm2m/proxy_send', { token, body: { operation: 'exec', path: '/3/0/4', context: 'after-register' } });
+    assert.equal(proxied.status, 202, proxied.text);
+    assert.equal(awake.values.get('/3/0/14')?.value, '+01:00', 'nothing sent before the update');
+
+    service.child.kill('SIGKILL');
+    await new Promise((resolve) => service.child.once('exit', resolve));
+    service = await FuzzService.start(env());
+
+    const waiting = (await service.request('GET', '/endpoints/k.held-update/lwm2m/queue', { token })).json;
+    assert.deepEqual(waiting.items.map((i: { id: string }) => i.id), [queued.json.id], 'still held after the crash');
+    assert.equal(await awake.update(), '2.04');
+    await until(async () => awake.values.get('/3/0/14')?.value === '+07:00', 'the held write at the update');
+    const later = new SimulatedClient({ server: { address: '127.0.0.1', port: coapPort }, endpointName: 'held-later', transmission: { ackTimeout: 500, maxRetransmit: 2 } });
+    await later.start();
+    clients.push(later);
+    assert.equal(await later.register(), '2.01');
+    await until(async () => later.executed.length === 1, 'the proxy_send exec at the registration');
+    const results = async () => {
+      const found = await service.request('GET', '/history?type=lwm2m-result&limit=100', { token });
+      return (found.json.items as { data: { id: string; intermediate: boolean; outcome?: string; context: unknown } }[]).map((e) => e.data).filter((d) => !d.intermediate);
+    };
+    await until(async () => (await results()).length === 2, 'both outcomes');
+    assert.deepEqual((await results()).map((r) => [r.id, r.outcome, r.context]).sort(), [
+      [queued.json.id, 'delivered', 'after-update'],
+      [proxied.json.id, 'delivered', 'after-register'],
+    ].sort());
+  });
 });

@@ -1,16 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { DeviceChannels } from '../../devices/device-server.js';
 import type { Domain } from '../../domain/domain.js';
-import type { Endpoint } from '../../domain/endpoints.js';
 import { AppError } from '../../errors.js';
-import { createEvent, type Event } from '../../events/event.js';
 import { formatName } from '../../lwm2m/codecs/index.js';
 import { announcedObjects } from '../../lwm2m/registration.js';
-import { LWM2M_OPERATIONS, type Lwm2mOperation, type OperationResult } from '../../lwm2m/device-management.js';
+import { MAX_HOLD_MS, PROXY_SEND_TTL_MS } from '../../lwm2m/held-requests.js';
+import { LWM2M_OPERATIONS, type Lwm2mOperation, type OperationRequest } from '../../lwm2m/operations.js';
 import { EndpointRefParams as RefParams, ERROR_RESPONSES, ErrorBody } from '../schemas.js';
 
 const TAGS = ['lwm2m'];
+/** How long an asynchronous request (with a context) waits for the device by default. */
+const ASYNC_QUEUE_TIMEOUT_MS = 86_400_000;
 
 const JsonValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 const ValueRecord = Type.Object({
@@ -20,10 +21,11 @@ const ValueRecord = Type.Object({
   time: Type.Optional(Type.String({ description: 'Measurement time, when the device gave one' })),
 });
 
-const OperationBody = Type.Object(
+const OperationFields = Type.Object(
   {
     path: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'LwM2M path: /object[/instance[/resource[/instance]]]; `/` (the default) for readComposite and writeMulti' })),
-    paths: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 40 }), { minItems: 1, maxItems: 100, description: 'readComposite: the paths to read' })),
+    paths: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 40 }), { minItems: 1, maxItems: 100, description: 'readComposite, observeComposite: the paths; cancelObserve: the paths of the composite observation to cancel' })),
+    token: Type.Optional(Type.String({ pattern: '^[0-9a-f]{2,16}$', description: 'cancelObserve: the token of the observation to cancel (as its lwm2m-data events carry it)' })),
     value: Type.Optional(Type.Unknown({ description: 'write/create: the value of the resource at `path`' })),
     values: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'write/create: values by absolute resource path, e.g. {"/3/0/14": "+02:00"}' })),
     format: Type.Optional(Type.String({ description: 'text, opaque, tlv, json, senml-json, senml-cbor, cbor; default TLV (LwM2M 1.0) or SenML CBOR (1.1+)' })),
@@ -31,7 +33,6 @@ const OperationBody = Type.Object(
     args: Type.Optional(Type.String({ maxLength: 1024, description: "exec: arguments, e.g. 0='v',1" })),
     attributes: Type.Optional(Type.Record(Type.String({ pattern: '^(pmin|pmax|gt|lt|st|epmin|epmax|edge|con|hqmax)$' }), Type.Union([Type.Number(), Type.String()]))),
     timeout: Type.Optional(Type.Integer({ minimum: 100, maximum: 300_000, default: 30_000, description: 'ms to wait for the device (CoAP retransmissions included)' })),
-    context: Type.Optional(Type.Unknown({ description: 'Answer 202 at once; the outcome arrives as an lwm2m-result event carrying this context' })),
     directToQueue: Type.Optional(Type.Boolean({ description: 'Do not send now: wait in the device queue for its next update' })),
     queueTimeout: Type.Optional(
       Type.Integer({ minimum: 100, maximum: 1_209_600_000, description: 'ms the request may wait in the device queue (queue mode, unavailable device); default: timeout, or 1 day with context' }),
@@ -39,6 +40,43 @@ const OperationBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const OperationBody = Type.Object(
+  {
+    ...OperationFields.properties,
+    context: Type.Optional(Type.Unknown({ description: 'Answer 202 at once; the request is stored, and its outcome arrives as an lwm2m-result event carrying this context' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Operations a caller need not wait for (observations answer their caller). */
+const HELD_OPERATIONS = LWM2M_OPERATIONS.filter((operation) => operation !== 'observe' && operation !== 'observeComposite' && operation !== 'cancelObserve');
+
+const ProxySendBody = Type.Object(
+  {
+    ...OperationFields.properties,
+    operation: Type.Enum([...HELD_OPERATIONS]),
+    context: Type.Optional(Type.Unknown({ description: 'Given back in every lwm2m-result event of the request' })),
+    ttl: Type.Optional(Type.Integer({ minimum: 1000, maximum: MAX_HOLD_MS, description: `ms the request may wait for the device (default ${PROXY_SEND_TTL_MS / 86_400_000} days)` })),
+  },
+  { additionalProperties: false },
+);
+
+const Accepted = Type.Object({
+  accepted: Type.Boolean(),
+  id: Type.String({ description: 'The held request: its lwm2m-result events carry it; GET/DELETE .../lwm2m/queue' }),
+  queued: Type.Boolean({ description: 'It waits for the device (an intermediate lwm2m-result says so); false: it is being sent now' }),
+});
+
+const HeldItem = Type.Object({
+  id: Type.String(),
+  kind: Type.Enum(['queued', 'proxy'], { description: 'queued: an asynchronous request (a new registration purges it); proxy: proxy_send' }),
+  operation: Type.String(),
+  path: Type.String(),
+  context: Type.Unknown(),
+  createdAt: Type.String(),
+  expiresAt: Type.String(),
+});
 
 const OperationResponse = Type.Object({
   operation: Type.String(),
@@ -67,46 +105,71 @@ export const lwm2mRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; devices: D
         summary: 'Send an LwM2M operation to the device and wait for its answer (or, with context, answer 202 and emit lwm2m-result)',
         params: Type.Object({ ...RefParams.properties, operation: Type.Enum([...LWM2M_OPERATIONS]) }),
         body: OperationBody,
-        response: { 200: OperationResponse, 202: Type.Object({ accepted: Type.Boolean() }), ...ERROR_RESPONSES, 405: ErrorBody, 415: ErrorBody, 502: ErrorBody, 504: ErrorBody },
+        response: { 200: OperationResponse, 202: Accepted, ...ERROR_RESPONSES, 405: ErrorBody, 415: ErrorBody, 502: ErrorBody, 504: ErrorBody },
       },
     },
     async (request, reply) => {
       const endpoint = await domain.endpoints.get(request.scope, request.params.ref);
       const body = request.body;
       const operation: Lwm2mOperation = request.params.operation;
-      const asynchronous = body.context !== undefined;
-      const run = (hooks: { onQueued?: () => void } = {}): Promise<OperationResult> =>
-        management().perform(endpoint, {
-          operation,
-          path: body.path ?? '/',
-          paths: body.paths,
-          value: body.value,
-          values: body.values,
-          format: body.format,
-          partial: body.partial,
-          args: body.args,
-          attributes: body.attributes,
-          timeoutMs: body.timeout ?? 30_000,
-          directToQueue: body.directToQueue,
-          queueTimeoutMs: body.queueTimeout ?? (asynchronous ? 86_400_000 : undefined),
-        }, hooks);
-      if (!asynchronous) return reply.send(await run());
-      // Asynchronous: the outcome, success or failure, becomes an lwm2m-result event of the endpoint; a request
-      // that waits in the device queue says so first with an intermediate result.
-      const queued = () => void domain.events.publish(lwm2mResult(endpoint, body.context, { intermediate: true, queued: true, operation, path: body.path }));
-      void run({ onQueued: queued }).then(
-        (result) => domain.events.publish(lwm2mResult(endpoint, body.context, { success: true, ...result })),
-        (error: unknown) =>
-          domain.events.publish(
-            lwm2mResult(endpoint, body.context, {
-              success: false,
-              operation,
-              path: body.path ?? '/',
-              error: error instanceof AppError ? { code: error.code, message: error.message, details: error.details } : { code: 'IOTB_INTERNAL', message: String(error) },
-            }),
-          ),
-      );
-      return reply.status(202).send({ accepted: true });
+      const lwm2mRequest = operationRequest(operation, body);
+      if (body.context === undefined) return reply.send(await management().perform(endpoint, lwm2mRequest));
+      // Asynchronous: stored, then sent when the device can take it; the outcome, success or failure, becomes an
+      // lwm2m-result event of the endpoint (a request that waits says so first with an intermediate result).
+      const held = await management().hold(endpoint, lwm2mRequest, { context: body.context, kind: 'queued', ttlMs: body.queueTimeout ?? ASYNC_QUEUE_TIMEOUT_MS, directToQueue: body.directToQueue });
+      return reply.status(202).send({ accepted: true, ...held });
+    },
+  );
+
+  app.post(
+    '/endpoints/:ref/lwm2m/proxy_send',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'lwm2m.proxy_send: hold a request until the device can take it (through re-registrations and restarts, for up to ttl); each outcome is an lwm2m-result event with the context',
+        params: RefParams,
+        body: ProxySendBody,
+        response: { 202: Accepted, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const endpoint = await domain.endpoints.get(request.scope, request.params.ref);
+      const { operation, ttl, context, ...rest } = request.body;
+      const held = await management().hold(endpoint, operationRequest(operation, rest), { context: context ?? null, kind: 'proxy', ttlMs: ttl ?? PROXY_SEND_TTL_MS, directToQueue: rest.directToQueue });
+      return reply.status(202).send({ accepted: true, ...held });
+    },
+  );
+
+  app.get(
+    '/endpoints/:ref/lwm2m/queue',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'The asynchronous requests and proxy_send requests waiting for the device, in the order they will be sent',
+        params: RefParams,
+        response: { 200: Type.Object({ waiting: Type.Integer({ description: 'Every request waiting, synchronous callers included' }), items: Type.Array(HeldItem) }), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const endpoint = await domain.endpoints.get(request.scope, request.params.ref);
+      return { waiting: devices.lwm2m?.queued(endpoint) ?? 0, items: devices.lwm2m?.heldRequests(endpoint) ?? [] };
+    },
+  );
+
+  app.delete(
+    '/endpoints/:ref/lwm2m/queue/:id',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Withdraw a waiting asynchronous or proxy_send request before it is sent (its lwm2m-result says cancelled)',
+        params: Type.Object({ ...RefParams.properties, id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const endpoint = await domain.endpoints.get(request.scope, request.params.ref);
+      if (!(await management().cancelHeld(endpoint, request.params.id))) throw new AppError('IOTB_LWM2M_REQUEST_NOT_FOUND');
+      return reply.status(204).send(null);
     },
   );
 
@@ -123,7 +186,9 @@ export const lwm2mRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; devices: D
             registration: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
             objects: Type.Array(Type.Object({ id: Type.Integer(), name: Type.Optional(Type.String()), instances: Type.Array(Type.Integer()) })),
             lastKnown: Type.Array(ValueRecord),
-            observations: Type.Array(Type.Object({ path: Type.String(), token: Type.String(), since: Type.String() }), { description: 'Active observations (observe); they end with the registration' }),
+            observations: Type.Array(Type.Object({ path: Type.String(), paths: Type.Optional(Type.Array(Type.String())), token: Type.String(), since: Type.String() }), {
+              description: 'Active observations (observe; observeComposite with its paths); they end with the registration',
+            }),
           }),
           ...ERROR_RESPONSES,
         },
@@ -155,13 +220,21 @@ export const lwm2mRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; devices: D
   );
 };
 
-function lwm2mResult(endpoint: Endpoint, context: unknown, data: Record<string, unknown>): Event {
-  return createEvent({
-    type: 'lwm2m-result',
-    accountId: endpoint.accountId,
-    serviceId: endpoint.serviceId,
-    endpointId: endpoint.id,
-    endpointKey: endpoint.key,
-    data: { context, intermediate: false, ...data },
-  });
+/** The device-management request of an HTTP body. */
+function operationRequest(operation: Lwm2mOperation, body: Static<typeof OperationFields>): OperationRequest {
+  return {
+    operation,
+    path: body.path ?? '/',
+    paths: body.paths,
+    token: body.token,
+    value: body.value,
+    values: body.values,
+    format: body.format,
+    partial: body.partial,
+    args: body.args,
+    attributes: body.attributes,
+    timeoutMs: body.timeout ?? 30_000,
+    directToQueue: body.directToQueue,
+    queueTimeoutMs: body.queueTimeout,
+  };
 }

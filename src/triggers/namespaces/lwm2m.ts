@@ -1,12 +1,15 @@
 import type { Endpoint } from '../../domain/endpoints.js';
 import { AppError } from '../../errors.js';
-import type { OperationRequest, OperationResult } from '../../lwm2m/device-management.js';
+import { MAX_HOLD_MS, PROXY_SEND_TTL_MS } from '../../lwm2m/held-requests.js';
+import type { Lwm2mOperation, OperationRequest, OperationResult } from '../../lwm2m/operations.js';
 import { deviceChannel, endpointRef, objectArg, ScriptArgumentError, stringArg, stringField, type Namespace, type ScriptContext } from './namespace.js';
 
 /** What is kept back from the run's wall time for the script to go on after a device timed out. */
 const WALL_MARGIN_MS = 250;
 const MIN_TIMEOUT_MS = 100;
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** What lwm2m.proxy_send may hold (observations answer their caller, who must wait). */
+const HELD_OPERATIONS = new Set(['read', 'write', 'exec', 'create', 'delete', 'discover', 'writeAttributes', 'readComposite', 'writeMulti']);
 
 /**
  * `lwm2m.*`: device management of the account's LwM2M devices from scripts (docs/scripting.md). An endpoint
@@ -54,6 +57,49 @@ export const lwm2mNamespace: Namespace = {
     },
     /** lwm2m.delete(endpoint, "/3303/1", {timeout}?) deletes an object instance → {code, …}. */
     delete: (context, args) => perform(context, args[0], { operation: 'delete', path: stringArg(args, 1, 'path') }, objectArg(args, 2, 'options')),
+    /**
+     * lwm2m.proxy_send(endpoint, {operation, path, value?, values?, format?, partial?, args?, attributes?}, {context, ttl, timeout}?)
+     * holds the request until the device can take it, through re-registrations and restarts, for `ttl` ms
+     * (default 14 days) → {id, queued}. Each outcome (delivered, failed, expired, cancelled) is an lwm2m-result
+     * event of the endpoint with `context` and `id`; the script does not wait for the device.
+     */
+    proxy_send: async (context, args) => {
+      const request = objectArg(args, 1, 'request');
+      const options = objectArg(args, 2, 'options');
+      const operation = stringField(request, 'operation');
+      if (operation === undefined || !HELD_OPERATIONS.has(operation)) throw new ScriptArgumentError(`request.operation must be one of ${[...HELD_OPERATIONS].join(', ')}`);
+      const ttl = options.ttl;
+      if (ttl !== undefined && ttl !== null && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1000 || ttl > MAX_HOLD_MS)) {
+        throw new ScriptArgumentError(`ttl is milliseconds, 1000 to ${MAX_HOLD_MS}`);
+      }
+      const timeout = options.timeout;
+      if (timeout !== undefined && timeout !== null && (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout < MIN_TIMEOUT_MS || timeout > 300_000)) {
+        throw new ScriptArgumentError(`timeout is milliseconds, ${MIN_TIMEOUT_MS} to 300000`);
+      }
+      const values = request.values === undefined || request.values === null ? undefined : objectArg([request.values], 0, 'request.values');
+      const attributes = request.attributes === undefined || request.attributes === null ? undefined : (objectArg([request.attributes], 0, 'request.attributes') as Record<string, string | number>);
+      const endpoint = await resolve(context, args[0]);
+      try {
+        return await deviceChannel(context, 'lwm2m').hold(
+          endpoint,
+          {
+            operation: operation as Lwm2mOperation,
+            path: stringField(request, 'path') ?? '/',
+            paths: stringList(request.paths, 'request.paths'),
+            value: request.value,
+            values,
+            format: stringField(request, 'format'),
+            partial: booleanField(request, 'partial'),
+            args: request.args === undefined || request.args === null ? undefined : execArguments(request.args),
+            attributes,
+            timeoutMs: typeof timeout === 'number' ? Math.floor(timeout) : DEFAULT_TIMEOUT_MS,
+          },
+          { context: options.context ?? null, kind: 'proxy', ttlMs: typeof ttl === 'number' ? ttl : PROXY_SEND_TTL_MS },
+        );
+      } catch (error) {
+        throw scriptError(error);
+      }
+    },
     /** lwm2m.lastKnown(endpoint, path?) → the last values read or notified at or under `path` ([{path, type, value, time?}]), or null when none. */
     lastKnown: async (context, args) => {
       const path = args[1] === undefined || args[1] === null ? undefined : stringArg(args, 1, 'path').replace(/\/$/, '');
@@ -125,4 +171,10 @@ function execArguments(value: unknown): string {
       return `${digit}='${text}'`;
     })
     .join(',');
+}
+
+function stringList(value: unknown, name: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.length === 0 || value.length > 100 || value.some((item) => typeof item !== 'string')) throw new ScriptArgumentError(`${name} must be a list of 1 to 100 paths`);
+  return value as string[];
 }

@@ -1,0 +1,148 @@
+import type { Logger } from 'pino';
+import type { Endpoint } from '../domain/endpoints.js';
+import { newSortableId } from '../domain/ids.js';
+import { AppError } from '../errors.js';
+import type { DeviceQueue, QueueOutcome } from './device-queue.js';
+import type { OperationRequest } from './operations.js';
+import type { DeviceQueueStore, HeldKind, HeldRequest } from './queue-store.js';
+
+/** lwm2m.proxy_send's time to live when the caller gives none (SPEC Limits: 14 days). */
+export const PROXY_SEND_TTL_MS = 14 * 86_400_000;
+/** The longest a held request may wait. */
+export const MAX_HOLD_MS = 30 * 86_400_000;
+
+export interface HoldOptions {
+  /** Given back in every `lwm2m-result` event of the request. */
+  readonly context: unknown;
+  /** `queued`: an asynchronous request, purged by a new registration; `proxy`: lwm2m.proxy_send. */
+  readonly kind: HeldKind;
+  /** How long it may wait for the device before it ends as expired. */
+  readonly ttlMs: number;
+  /** Wait for the device's next update even when it is awake now. */
+  readonly directToQueue?: boolean | undefined;
+}
+
+/** A held request as the API lists it. */
+export interface HeldSummary {
+  readonly id: string;
+  readonly kind: HeldKind;
+  readonly operation: string;
+  readonly path: string;
+  readonly context: unknown;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+}
+
+interface Deps {
+  readonly queue: DeviceQueue;
+  readonly store: DeviceQueueStore;
+  /** Publishes a device event; resolves once it is durable. */
+  readonly emit: (endpoint: Endpoint, type: string, data: unknown) => Promise<void>;
+  readonly endpointById: (accountId: string, id: string) => Promise<Endpoint | undefined>;
+  /** Whether the device can be sent to now (registered and awake). */
+  readonly canSend: (endpointId: string) => boolean;
+  readonly logger: Logger;
+}
+
+/**
+ * Requests whose caller does not wait for the answer (a context was given, or lwm2m.proxy_send): stored
+ * before they are accepted, sent through the device queue, and ended by one `lwm2m-result` event each
+ * (delivered, failed, expired, purged or cancelled) carrying the caller's context. A restart takes them up
+ * from the store: they are delivered at the device's next update (at least once: a request the device got
+ * just before a crash may come again).
+ */
+export class HeldRequests {
+  readonly #deps: Deps;
+
+  constructor(deps: Deps) {
+    this.#deps = deps;
+  }
+
+  /** Stores the request and queues it; resolves with its id and whether it waits (an intermediate event says so). */
+  async hold(endpoint: Endpoint, request: OperationRequest, options: HoldOptions): Promise<{ id: string; queued: boolean }> {
+    const { queue } = this.#deps;
+    queue.checkRoom(endpoint.id);
+    const now = Date.now();
+    const { queueTimeoutMs: _wait, directToQueue: _direct, ...operation } = request;
+    const held: HeldRequest = { id: newSortableId(now), accountId: endpoint.accountId, endpointId: endpoint.id, kind: options.kind, request: operation, context: options.context ?? null, createdAt: now, expiresAt: now + options.ttlMs };
+    await this.#deps.store.add(held);
+    const sendsNow = !options.directToQueue && queue.size(endpoint.id) === 0 && this.#deps.canSend(endpoint.id);
+    this.#enqueue(endpoint, held, true, options.directToQueue);
+    if (!sendsNow) await this.#emit(endpoint, held, { intermediate: true, queued: true, operation: held.request.operation, path: held.request.path });
+    if (!options.directToQueue) void queue.drain(endpoint.id);
+    return { id: held.id, queued: !sendsNow };
+  }
+
+  /** Takes up what was held before a restart (after the registrations are back): expired ones end now. */
+  async resume(): Promise<number> {
+    let resumed = 0;
+    for (const held of await this.#deps.store.all()) {
+      const endpoint = await this.#deps.endpointById(held.accountId, held.endpointId);
+      if (!endpoint) {
+        await this.#deps.store.remove(held.id);
+        continue;
+      }
+      // Past their time they still end once, with an event, through the queue's own timer.
+      this.#enqueue(endpoint, held, false);
+      resumed++;
+    }
+    if (resumed > 0) this.#deps.logger.info({ requests: resumed }, 'LwM2M held requests resumed');
+    return resumed;
+  }
+
+  /** What is held for the device, in order. */
+  list(endpointId: string): HeldSummary[] {
+    return this.#deps.queue
+      .list(endpointId)
+      .flatMap(({ held }) => (held === undefined ? [] : [held]))
+      .map((held) => {
+        return { id: held.id, kind: held.kind, operation: held.request.operation, path: held.request.path, context: held.context, createdAt: new Date(held.createdAt).toISOString(), expiresAt: new Date(held.expiresAt).toISOString() };
+      });
+  }
+
+  /** Withdraws a request that waits; it ends with a `cancelled` event. False when none waits with that id. */
+  async cancel(endpoint: Endpoint, id: string): Promise<boolean> {
+    const entry = this.#deps.queue.take(endpoint.id, id);
+    if (!entry) return false;
+    const held = entry.held!;
+    await this.#deps.store.remove(held.id);
+    await this.#emit(endpoint, held, { success: false, outcome: 'cancelled', operation: held.request.operation, path: held.request.path, error: errorBody(new AppError('IOTB_LWM2M_CANCELLED')) });
+    return true;
+  }
+
+  #enqueue(endpoint: Endpoint, held: HeldRequest, checked: boolean, waitsForWake?: boolean): void {
+    const entry = {
+      held,
+      request: held.request,
+      createdAt: held.createdAt,
+      expiresAt: held.expiresAt,
+      lifecycle: held.kind === 'proxy' ? ('keep' as const) : ('purge' as const),
+      waitsForWake,
+      settle: (outcome: QueueOutcome) => void this.#settled(endpoint, held, outcome),
+    };
+    this.#deps.queue.add(endpoint, entry, !checked);
+  }
+
+  async #settled(endpoint: Endpoint, held: HeldRequest, outcome: QueueOutcome): Promise<void> {
+    const { operation, path } = held.request;
+    try {
+      // The event first: if the process dies between the two, the request is sent again rather than lost.
+      if ('delivered' in outcome) await this.#emit(endpoint, held, { success: true, outcome: 'delivered', ...outcome.delivered });
+      else {
+        const [name, error] = 'failed' in outcome ? ['failed', outcome.failed] : 'expired' in outcome ? ['expired', outcome.expired] : ['purged', outcome.purged];
+        await this.#emit(endpoint, held, { success: false, outcome: name, operation, path, error: errorBody(error) });
+      }
+      await this.#deps.store.remove(held.id);
+    } catch (error) {
+      this.#deps.logger.warn({ err: error, endpointId: endpoint.id, id: held.id }, 'could not end a held LwM2M request');
+    }
+  }
+
+  #emit(endpoint: Endpoint, held: HeldRequest, data: Record<string, unknown>): Promise<void> {
+    return this.#deps.emit(endpoint, 'lwm2m-result', { context: held.context, id: held.id, ...(held.kind === 'proxy' && { proxy: true }), intermediate: false, ...data });
+  }
+}
+
+function errorBody(error: unknown): { code: string; message: string; details?: unknown } {
+  return error instanceof AppError ? { code: error.code, message: error.message, ...(error.details !== undefined && { details: error.details }) } : { code: 'IOTB_INTERNAL', message: String(error) };
+}
