@@ -4,7 +4,10 @@
  * reference, measured in the same run, is the same CoAP exchange against a bare CoapEndpoint that answers
  * at once (2.01 to a Register, 2.05 with a TLV payload to a GET): what the transport alone costs, so the
  * ratio shows what registration (endpoint look-up, presence write, on-connect event) and device management
- * (codec, lwm2m-data event, last-known values) add. Median of several rounds.
+ * (codec, lwm2m-data event, last-known values) add. Bootstraps: simulated devices with no server configured
+ * bootstrap with the service's default configuration (Discover, 2 Deletes, 2 Writes, Bootstrap-Read of /1,
+ * Finish, an lwm2m-bootstrap event per step); the reference is a bare CoapEndpoint sending the same plan's
+ * requests with nothing stored. Median of several rounds.
  *
  *   npm run bench:lwm2m
  *   BENCH_DEVICES=500 BENCH_READS=5000 BENCH_ROUNDS=5 npm run bench:lwm2m
@@ -17,13 +20,17 @@ import { IotBridge } from '../src/app.js';
 import { CoapEndpoint, option, OptionNumber, uriPathOptions, type Peer } from '../src/coap/index.js';
 import { loadConfig } from '../src/config.js';
 import type { Endpoint } from '../src/domain/endpoints.js';
-import { SimulatedClient } from '../tools/lwm2m-client.js';
+import { normalizeBootstrapConfig } from '../src/lwm2m/bootstrap/config.js';
+import { bootstrapPlan } from '../src/lwm2m/bootstrap/plan.js';
+import { DEFAULT_VALUES, SimulatedClient } from '../tools/lwm2m-client.js';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
 const READS = Number(process.env.BENCH_READS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Requests in flight at once (registrations, reads). */
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 32);
+/** Devices bootstrapped per round. */
+const BOOTSTRAPS = Number(process.env.BENCH_BOOTSTRAPS ?? 300);
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -96,24 +103,69 @@ async function main(): Promise<void> {
         if (response.code !== '2.05') throw new Error('reference read failed');
       });
 
+    // Bootstraps: the service's default configuration, devices with no server configured.
+    const bootstrapConfig = { servers: [{ uri: `coap://127.0.0.1:${started.ports.coap}`, shortServerId: 1, securityMode: 'nosec' as const }] };
+    const bsService = await domain.services.create(scope, { name: 'bench-bootstrap', type: 'lwm2m', options: { bootstrap: bootstrapConfig } });
+    const unconfigured = DEFAULT_VALUES.filter((record) => !record.path.startsWith('/1/'));
+    const bsClients: SimulatedClient[] = [];
+    for (let i = 0; i < BOOTSTRAPS; i++) {
+      await domain.endpoints.create(scope, { key: `bench-bs-${i}`, serviceId: bsService.id });
+      const client = new SimulatedClient({ endpointName: `bench-bs-${i}`, values: unconfigured });
+      await client.start();
+      bsClients.push(client);
+      clients.push(client);
+    }
+    // The reference Bootstrap-Server: answers 2.04, then sends the same plan (Discover, Deletes, Writes, Read, Finish).
+    const plan = bootstrapPlan(normalizeBootstrapConfig(bootstrapConfig));
+    const bareBs = new CoapEndpoint({ host: '127.0.0.1', port: 0, rateLimit: false });
+    bareBs.onRequest((_request, peer) => {
+      setImmediate(() => void bareSession(peer));
+      return { code: '2.04' };
+    });
+    const bareSession = async (peer: Peer) => {
+      await bareBs.request(peer, { code: '0.01', options: [option(OptionNumber.Accept, 40)] });
+      for (const step of plan) {
+        if (step.operation === 'finish') await bareBs.request(peer, { code: '0.01', options: [...uriPathOptions('/1'), option(OptionNumber.Accept, 11542)] });
+        const request =
+          step.operation === 'write'
+            ? { code: '0.03' as const, options: [...uriPathOptions(step.path), option(OptionNumber.ContentFormat, step.contentFormat)], payload: Buffer.from(step.payload) }
+            : { code: step.operation === 'delete' ? ('0.04' as const) : ('0.02' as const), options: uriPathOptions(step.path) };
+        await bareBs.request(peer, request);
+      }
+    };
+    await bareBs.start();
+    const bareBsPeer: Peer = { address: '127.0.0.1', port: bareBs.address().port };
+    const bootstrapRound = (peer: Peer) => () =>
+      windowed(BOOTSTRAPS, async (i) => {
+        const result = await bsClients[i]!.bootstrap(peer, { timeoutMs: 30_000 });
+        if (!result.finished) throw new Error(`bootstrap of bench-bs-${i} did not finish: ${JSON.stringify(result)}`);
+      });
+    const bootstraps: number[] = [];
+    const referenceBootstraps: number[] = [];
+
     const registrations: number[] = [];
     const referenceRegistrations: number[] = [];
     const reads: number[] = [];
     const referenceReads: number[] = [];
     await registerRound(); // warm-up
     await readRound();
+    await bootstrapRound(service_)();
     for (let r = 0; r < ROUNDS; r++) {
       referenceRegistrations.push(await referenceRegisterRound());
       registrations.push(await registerRound());
       referenceReads.push(await readReference());
       reads.push(await readRound());
+      referenceBootstraps.push(await bootstrapRound(bareBsPeer)());
+      bootstraps.push(await bootstrapRound(service_)());
     }
+    await bareBs.stop();
     const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
     console.log(`# IoT Bridge LwM2M: ${cpus().length} cores, Node ${process.version}, SQLite, ${DEVICES} simulated devices, ${WINDOW} requests in flight, median of ${ROUNDS}\n`);
     console.log('| exchange | IoT Bridge | bare CoAP endpoint (reference) | ratio |');
     console.log('|---|---|---|---|');
     console.log(`| Register (re-registration of known devices) | ${fmt(median(registrations))}/s | ${fmt(median(referenceRegistrations))}/s | ${(median(registrations) / median(referenceRegistrations)).toFixed(2)} |`);
     console.log(`| Read /3/0/9 (TLV) round trip | ${fmt(median(reads))}/s | ${fmt(median(referenceReads))}/s | ${(median(reads) / median(referenceReads)).toFixed(2)} |`);
+    console.log(`| Bootstrap, Request to Finish (${BOOTSTRAPS} devices, 7 requests each) | ${fmt(median(bootstraps))}/s | ${fmt(median(referenceBootstraps))}/s | ${(median(bootstraps) / median(referenceBootstraps)).toFixed(2)} |`);
   } finally {
     for (const client of clients) await client.stop();
     await bare.stop();

@@ -22,6 +22,8 @@ export interface Config {
   readonly coapHost: string | undefined;
   /** How long an LwM2M device in queue mode counts as awake after it was heard from. `IOTBRIDGE_LWM2M_AWAKE_MS`, default 93000 (MAX_TRANSMIT_WAIT). */
   readonly lwm2mAwakeMs: number;
+  /** How long each request of a bootstrap session waits for the device. `IOTBRIDGE_LWM2M_BOOTSTRAP_STEP_TIMEOUT_MS`, default 30000. */
+  readonly lwm2mBootstrapStepTimeoutMs: number;
   /** UDP device port, shared by every UDP service (IPv4 and IPv6). `IOTBRIDGE_UDP_PORT`, default 5700; 0 picks a free port. */
   readonly udpPort: number;
   /** TCP device port, shared by every TCP service (IPv4 and IPv6). `IOTBRIDGE_TCP_PORT`, default 5700; 0 picks a free port. */
@@ -113,6 +115,7 @@ export const DEFAULTS = {
   // No IANA port exists for raw device UDP/TCP; 5683/5684 belong to CoAP, which this service also serves.
   coapPort: 5683,
   lwm2mAwakeMs: 93_000,
+  lwm2mBootstrapStepTimeoutMs: 30_000,
   udpPort: 5700,
   tcpPort: 5700,
   mqttPort: 1883,
@@ -146,6 +149,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   coapPort: 'IOTBRIDGE_COAP_PORT',
   coapHost: 'IOTBRIDGE_COAP_HOST',
   lwm2mAwakeMs: 'IOTBRIDGE_LWM2M_AWAKE_MS',
+  lwm2mBootstrapStepTimeoutMs: 'IOTBRIDGE_LWM2M_BOOTSTRAP_STEP_TIMEOUT_MS',
   udpPort: 'IOTBRIDGE_UDP_PORT',
   tcpPort: 'IOTBRIDGE_TCP_PORT',
   mqttPort: 'IOTBRIDGE_MQTT_PORT',
@@ -216,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     coapPort: port(merged, 'coapPort'),
     coapHost: optionalString(merged, 'coapHost'),
     lwm2mAwakeMs: positiveInt(merged, 'lwm2mAwakeMs'),
+    lwm2mBootstrapStepTimeoutMs: positiveInt(merged, 'lwm2mBootstrapStepTimeoutMs'),
     udpPort: port(merged, 'udpPort'),
     tcpPort: port(merged, 'tcpPort'),
     mqttPort: port(merged, 'mqttPort'),

@@ -1,3 +1,4 @@
+import { BootstrapConfigBody } from '../lwm2m/bootstrap/config.js';
 import { Type, type TSchema } from 'typebox';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import { DEVICE_PASSWORD_MAX_LENGTH } from '../domain/device-credentials.js';
@@ -152,6 +153,9 @@ const ServiceOptions = Type.Object(
       Type.Enum(['tlv', 'senml-cbor', 'senml-json', 'json', 'cbor', 'text'], {
         description: 'LwM2M: the content format requests to devices use first when the caller names none (default: what each device announced; see docs/lwm2m.md "Content formats")',
       }),
+    ),
+    bootstrap: Type.Optional(
+      Type.Union([BootstrapConfigBody, Type.Null()], { description: "LwM2M: the bootstrap configuration of the service's devices that have none of their own (PUT /endpoints/{ref}/bootstrap)" }),
     ),
   },
   { additionalProperties: true, description: 'Common options; protocol-specific options sit beside them' },

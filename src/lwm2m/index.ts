@@ -1,5 +1,7 @@
 import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
 import { ServiceDirectory } from '../devices/service-directory.js';
+import { BootstrapServer } from './bootstrap/bootstrap-server.js';
+import { checkServiceBootstrapOption } from './bootstrap/configs.js';
 import { DeviceManagement } from './device-management.js';
 import { PlainCoap } from './plain-coap.js';
 import { SqlLastKnownStore } from './last-known-store.js';
@@ -13,13 +15,13 @@ import { Lwm2mServer } from './server.js';
  * `channels.lwm2m`) and plain CoAP devices (`coap-request` events, `channels.coap`) on one UDP port.
  */
 export function lwm2mServer(context: DeviceServerContext): DeviceServer {
-  const { config, logger, presence, objects, domain, sendGuard, sendCaps, database } = context;
+  const { config, logger, presence, objects, domain, sendGuard, sendCaps, database, bootstrapConfigs } = context;
   const servicesOf = (type: 'lwm2m' | 'coap') => {
     const directory = new ServiceDirectory(domain.services, type, () => undefined, logger);
     return async () => (await directory.all()).map((entry) => entry.service);
   };
   // The plain-CoAP handler needs the server's endpoint, and the server hands it requests: built just after.
-  const late: { plain?: PlainCoap } = {};
+  const late: { plain?: PlainCoap; bootstrap?: BootstrapServer } = {};
   const server = new Lwm2mServer({
     port: config.coapPort,
     host: config.coapHost,
@@ -30,6 +32,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     lwm2mServices: servicesOf('lwm2m'),
     sendGuard,
     otherRequests: (request, peer) => late.plain!.handle(request, peer),
+    bootstrap: (request, peer, endpoint, service) => late.bootstrap!.handle(request, peer, endpoint, service),
     registrations: new SqlRegistrationStore(database.db, database.hot),
   });
   const plain = new PlainCoap({
@@ -52,6 +55,8 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     queue: new SqlDeviceQueueStore(database.db),
     endpointById: (accountId, id) => domain.endpoints.byId(accountId, id),
   });
+  late.bootstrap = new BootstrapServer({ coap: server.coap, configs: bootstrapConfigs, presence, objects, sendGuard, logger, stepTimeoutMs: config.lwm2mBootstrapStepTimeoutMs });
+  domain.services.checkOptions('lwm2m', (options) => checkServiceBootstrapOption(options));
   context.channels.lwm2m = management;
   late.plain = plain;
   context.channels.coap = plain;

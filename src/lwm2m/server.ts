@@ -52,6 +52,8 @@ export interface Lwm2mServerOptions {
    * 6.3.1: the client listens for at least MAX_TRANSMIT_WAIT, 93 s, after sending). Default 93 000 ms.
    */
   readonly awakeMs?: number | undefined;
+  /** Bootstrap-Requests (`POST /bs`) of known devices (bootstrap/bootstrap-server.ts); 4.04 without. */
+  readonly bootstrap?: ((request: CoapMessage, peer: Peer, endpoint: Endpoint, service: Service) => Promise<CoapResponse>) | undefined;
   /** Requests to other paths than the LwM2M interfaces (plain CoAP devices); 4.04 without. */
   readonly otherRequests?: ((request: CoapMessage, peer: Peer) => Promise<CoapResponse>) | undefined;
   /** Lets tests shorten CoAP retransmission. */
@@ -228,6 +230,7 @@ export class Lwm2mServer implements DeviceServer {
         return { code: '4.05' };
       }
       if (path === 'dp' && request.code === '0.02') return await this.#sendOperation(request, peer);
+      if (path === 'bs' && request.code === '0.02') return await this.#bootstrapRequest(request, peer);
       return this.#options.otherRequests ? await this.#options.otherRequests(request, peer) : { code: '4.04' };
     } catch (error) {
       if (error instanceof RegistrationError) return { code: '4.00', payload: error.message };
@@ -320,6 +323,23 @@ export class Lwm2mServer implements DeviceServer {
     const endpoint = await this.#endpointOf(registration);
     if (endpoint) await this.#options.presence.disconnected(endpoint, 'lwm2m', 'de-registered');
     return { code: '2.02' };
+  }
+
+  /**
+   * Bootstrap-Request (Core "Bootstrap-Request Operation"): the endpoint name is resolved as a Register's is
+   * (auto-provisioning included); an unknown or refused name gets the same 4.04 as a device without a
+   * configuration, so a peer learns nothing of which names exist.
+   */
+  async #bootstrapRequest(request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+    const name = uriQuery(request).find((part) => part.startsWith('ep='))?.slice(3);
+    if (!name) return { code: '4.00', payload: 'ep is missing' };
+    if (!this.#options.bootstrap) return { code: '4.04', payload: 'no bootstrap configuration' };
+    const found = await this.#deviceFor(name);
+    if (found.kind === 'refused') {
+      this.#refusals.info(found.why, { ep: name, peer: formatPeer(peer), why: found.why }, 'LwM2M Bootstrap-Request refused');
+      return { code: '4.04', payload: 'no bootstrap configuration' };
+    }
+    return this.#options.bootstrap(request, peer, found.endpoint, found.service);
   }
 
   /** LwM2M 1.1 Send (`/dp`, Core 6.4.4): the device pushes values; they become an `lwm2m-data` event. */

@@ -20,6 +20,7 @@ import { lwm2mRegistrations } from './migrations/0022-lwm2m-registrations.js';
 import { lwm2mLastKnown } from './migrations/0023-lwm2m-last-known.js';
 import { lwm2mObservations } from './migrations/0024-lwm2m-observations.js';
 import { lwm2mQueue } from './migrations/0025-lwm2m-queue.js';
+import { lwm2mBootstrapConfigs } from './migrations/0026-lwm2m-bootstrap-configs.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -44,6 +45,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0023-lwm2m-last-known': lwm2mLastKnown(),
     '0024-lwm2m-observations': lwm2mObservations(),
     '0025-lwm2m-queue': lwm2mQueue(),
+    '0026-lwm2m-bootstrap-configs': lwm2mBootstrapConfigs(),
   };
 }
 

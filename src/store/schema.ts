@@ -269,6 +269,14 @@ export interface Lwm2mQueueTable {
   expires_at: number;
 }
 
+export interface Lwm2mBootstrapConfigsTable {
+  endpoint_id: string;
+  account_id: string;
+  /** JSON: the checked configuration (src/lwm2m/bootstrap/config.ts), PSK key included. */
+  config: string;
+  updated_at: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -295,6 +303,7 @@ export interface Schema {
   lwm2m_last_known: Lwm2mLastKnownTable;
   lwm2m_observations: Lwm2mObservationsTable;
   lwm2m_queue: Lwm2mQueueTable;
+  lwm2m_bootstrap_configs: Lwm2mBootstrapConfigsTable;
 }
 
 export function toJson(value: unknown): string {

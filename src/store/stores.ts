@@ -1,7 +1,9 @@
 import type { DomainStores } from '../domain/domain.js';
+import type { BootstrapConfigStore } from '../lwm2m/bootstrap/configs.js';
 import type { ObjectModelStore } from '../lwm2m/objects/registry.js';
 import type { Database } from './database.js';
 import { SqlAccountStore } from './account-store.js';
+import { SqlBootstrapConfigStore } from './bootstrap-config-store.js';
 import { SqlEndpointStore } from './endpoint-store.js';
 import { SqlEventStore } from './event-store.js';
 import { SqlObjectModelStore } from './object-model-store.js';
@@ -10,9 +12,10 @@ import { SqlTokenStore } from './token-store.js';
 import { SqlExecutionStore, SqlTriggerStore } from './trigger-store.js';
 import { SqlUserStore } from './user-store.js';
 
-/** The domain's stores plus those of subsystems beside it (the LwM2M object registry). */
+/** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations). */
 export interface Stores extends DomainStores {
   readonly objectModels: ObjectModelStore;
+  readonly bootstrapConfigs: BootstrapConfigStore;
 }
 
 /** Every store on one Kysely database (SQLite or PostgreSQL alike; SQLite adds its hot path for the event pipeline). */
@@ -29,5 +32,6 @@ export function sqlStores(database: Database): Stores {
     triggers: new SqlTriggerStore(db),
     executions: new SqlExecutionStore(db, hot),
     objectModels: new SqlObjectModelStore(db),
+    bootstrapConfigs: new SqlBootstrapConfigStore(db),
   };
 }

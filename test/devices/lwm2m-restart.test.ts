@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { SimulatedClient } from '../../tools/lwm2m-client.js';
+import { DEFAULT_VALUES, SimulatedClient } from '../../tools/lwm2m-client.js';
 import { until } from '../helpers/devices.js';
 import { FuzzService, fuzzAccount, fuzzEndpoint, fuzzService } from '../helpers/fuzz.js';
+import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
 
 /** A UDP port free on loopback now, for a service that must come back on the same port. */
 async function freeUdpPort(): Promise<number> {
@@ -23,13 +24,14 @@ async function freeUdpPort(): Promise<number> {
  * SIGKILL and started again on the same data and port; devices registered before go on with Updates
  * (2.04, not 4.04) and are reachable for device management without registering again.
  */
-describe('LwM2M registrations across kill -9', () => {
+for (const dialect of DIALECTS) describe(`LwM2M registrations across kill -9 (${dialect.name})`, { skip: dialect.skip }, () => {
   let dataDir: string;
+  let database: { url: string; drop: () => Promise<void> } | undefined;
   let coapPort: number;
   let service: FuzzService;
   let token: string;
   const clients: SimulatedClient[] = [];
-  const env = () => ({ IOTBRIDGE_DATA_DIR: dataDir, IOTBRIDGE_COAP_PORT: String(coapPort) });
+  const env = () => ({ IOTBRIDGE_DATA_DIR: dataDir, IOTBRIDGE_COAP_PORT: String(coapPort), ...(database && { IOTBRIDGE_DATABASE_URL: database.url }) });
   const device = async (endpointName: string, lifetime = 300) => {
     const client = new SimulatedClient({ server: { address: '127.0.0.1', port: coapPort }, endpointName, lifetime, transmission: { ackTimeout: 500, maxRetransmit: 2 } });
     await client.start();
@@ -42,6 +44,7 @@ describe('LwM2M registrations across kill -9', () => {
 
   before(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-lwm2m-restart-'));
+    if (dialect.name === 'postgres') database = await throwAwayPostgres();
     coapPort = await freeUdpPort();
     service = await FuzzService.start(env());
   });
@@ -49,6 +52,7 @@ describe('LwM2M registrations across kill -9', () => {
     for (const client of clients) await client.stop();
     await service?.stop();
     await rm(dataDir, { recursive: true, force: true });
+    await database?.drop();
   });
 
   it('a device registered before the crash updates (2.04), keeps its last-known values and observations and is read after it; de-registered and expired ones are not back', async () => {
@@ -117,6 +121,9 @@ describe('LwM2M registrations across kill -9', () => {
     const proxied = await service.request('POST', '/endpoints/k.held-later/lwm2m/proxy_send', { token, body: { operation: 'exec', path: '/3/0/4', context: 'after-register' } });
     assert.equal(proxied.status, 202, proxied.text);
     assert.equal(awake.values.get('/3/0/14')?.value, '+01:00', 'nothing sent before the update');
+    await fuzzEndpoint(service, token, { key: 'held-bootstrap', serviceId });
+    const configured = await service.request('PUT', '/endpoints/k.held-bootstrap/bootstrap', { token, body: { servers: [{ uri: `coap://127.0.0.1:${coapPort}`, shortServerId: 3, securityMode: 'nosec' }] } });
+    assert.equal(configured.status, 200, configured.text);
 
     service.child.kill('SIGKILL');
     await new Promise((resolve) => service.child.once('exit', resolve));
@@ -136,6 +143,13 @@ describe('LwM2M registrations across kill -9', () => {
       return (found.json.items as { data: { id: string; intermediate: boolean; outcome?: string; context: unknown } }[]).map((e) => e.data).filter((d) => !d.intermediate);
     };
     await until(async () => (await results()).length === 2, 'both outcomes');
+    // The bootstrap configuration stored before the crash is what a device gets after it.
+    const fresh = new SimulatedClient({ endpointName: 'held-bootstrap', values: DEFAULT_VALUES.filter((r) => !r.path.startsWith('/1/')), transmission: { ackTimeout: 500, maxRetransmit: 2 } });
+    await fresh.start();
+    clients.push(fresh);
+    const bootstrapped = await fresh.bootstrap({ address: '127.0.0.1', port: coapPort }, { timeoutMs: 10_000 });
+    assert.deepEqual([bootstrapped.finished, bootstrapped.server?.shortServerId], [true, 3]);
+    assert.equal(await fresh.register(), '2.01');
     assert.deepEqual((await results()).map((r) => [r.id, r.outcome, r.context]).sort(), [
       [queued.json.id, 'delivered', 'after-update'],
       [proxied.json.id, 'delivered', 'after-register'],

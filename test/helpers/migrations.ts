@@ -19,6 +19,7 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
   ['0023-lwm2m-last-known', async (db) => void (await db.schema.dropTable('lwm2m_last_known').execute())],
   ['0024-lwm2m-observations', async (db) => void (await db.schema.dropTable('lwm2m_observations').execute())],
   ['0025-lwm2m-queue', async (db) => void (await db.schema.dropTable('lwm2m_queue').execute())],
+  ['0026-lwm2m-bootstrap-configs', async (db) => void (await db.schema.dropTable('lwm2m_bootstrap_configs').execute())],
 ];
 
 /**

@@ -70,19 +70,21 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
+/** A new PostgreSQL database for one test (a spawned service's `IOTBRIDGE_DATABASE_URL`), and how to drop it. */
+export async function throwAwayPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `iotbridge_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  await adminQuery(`create database ${name}`);
+  const url = new URL(TEST_POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
+}
+
 /** Starts the real service on an ephemeral port with its own storage (temp directory or a new PostgreSQL database). */
 export async function startService(dialect: Dialect['name'], overrides: Partial<Config> = {}, options: StartOptions = {}): Promise<TestService> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-test-'));
   let databaseUrl: string | undefined;
   let dropDatabase = async () => {};
-  if (dialect === 'postgres') {
-    const name = `iotbridge_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
-    await adminQuery(`create database ${name}`);
-    const url = new URL(TEST_POSTGRES_URL);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    dropDatabase = () => adminQuery(`drop database if exists ${name} with (force)`);
-  }
+  if (dialect === 'postgres') ({ url: databaseUrl, drop: dropDatabase } = await throwAwayPostgres());
   const config = loadConfig({}, { httpPort: 0, httpHost: '127.0.0.1', udpPort: 0, tcpPort: 0, coapPort: 0, mqttPort: 0, dataDir, databaseUrl, adminToken: ADMIN_TOKEN, ...overrides });
   const cleanUp = async () => {
     await rm(dataDir, { recursive: true, force: true });
