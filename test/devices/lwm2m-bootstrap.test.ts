@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { CoapEndpoint, option, OptionNumber, uriPath, uriQueryOptions, UdpTransport } from '../../src/coap/index.js';
 import { CLIENT_PROFILES, DEFAULT_VALUES, SimulatedClient, type SimulatedClientOptions } from '../../tools/lwm2m-client.js';
 import { waitFor } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
@@ -169,6 +170,31 @@ for (const dialect of DIALECTS) {
       assert.match(end.reason!, /Bootstrap-Write \/0\/1 answered 4\.15/);
       const details = (await service.request('GET', `/endpoints/${picky.id}`, { token: tenant.token })).body.statusDetails;
       assert.deepEqual([details.lastBootstrap.status, typeof details.lastBootstrap.reason], ['failed', 'string']);
+    });
+
+    it('bad Bootstrap-Requests get 4.00; a 1.0 device answering Discover in the old form is still bootstrapped', async () => {
+      const endpoint = await createEndpoint(service, tenant.token, { key: 'bs-raw', serviceId });
+      assert.equal((await put(endpoint.id, { servers: [nosec()] })).status, 200);
+      const seen: string[] = [];
+      const raw = new CoapEndpoint({ transport: new UdpTransport({ host: '127.0.0.1', port: 0 }), rateLimit: false });
+      raw.onRequest((request) => {
+        seen.push(`${request.code} ${uriPath(request)}`);
+        if (request.code === '0.01' && uriPath(request) === '/') return { code: '2.05', options: [option(OptionNumber.ContentFormat, 40)], payload: 'lwm2m="1.0",</0/0>,</3/0>' };
+        if (request.code === '0.04') return { code: '2.02' };
+        return { code: request.code === '0.01' ? '4.05' : '2.04' };
+      });
+      await raw.start();
+      try {
+        const bs = (query: string[]) => raw.request(bootstrapPeer(), { code: '0.02', options: [option(OptionNumber.UriPath, 'bs'), ...uriQueryOptions(query)] });
+        assert.equal((await bs([])).code, '4.00', 'no ep');
+        assert.equal((await bs(['ep=bs-raw', 'pct=json'])).code, '4.00', 'pct is not a number');
+        assert.equal((await bs(['ep=bs-raw'])).code, '2.04');
+        const end = await ended(endpoint.id);
+        assert.equal(end.stage, 'finished', JSON.stringify(end));
+        assert.deepEqual(seen, ['0.01 /', '0.04 /0', '0.04 /1', '0.03 /0/1', '0.03 /1/1', '0.02 /bs'], 'no Bootstrap-Read on a 1.0 device');
+      } finally {
+        await raw.stop();
+      }
     });
 
     it('a PSK account is written with its identity and key; the configured instance moves off the Bootstrap-Server account', async () => {

@@ -28,7 +28,9 @@ const OperationFields = Type.Object(
     token: Type.Optional(Type.String({ pattern: '^[0-9a-f]{2,16}$', description: 'cancelObserve: the token of the observation to cancel (as its lwm2m-data events carry it)' })),
     value: Type.Optional(Type.Unknown({ description: 'write/create: the value of the resource at `path`' })),
     values: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'write/create: values by absolute resource path, e.g. {"/3/0/14": "+02:00"}' })),
-    format: Type.Optional(Type.String({ description: 'text, opaque, tlv, json, senml-json, senml-cbor, cbor; default TLV (LwM2M 1.0) or SenML CBOR (1.1+)' })),
+    format: Type.Optional(
+      Type.String({ description: 'text, opaque, tlv, json, senml-json, senml-cbor, cbor, raw-cbor; default: preferredFormat, what worked, what the device announced (docs/lwm2m.md "Content formats")' }),
+    ),
     partial: Type.Optional(Type.Boolean({ description: 'write: partial update (CoAP POST) instead of replace (PUT)' })),
     args: Type.Optional(Type.String({ maxLength: 1024, description: "exec: arguments, e.g. 0='v',1" })),
     attributes: Type.Optional(Type.Record(Type.String({ pattern: '^(pmin|pmax|gt|lt|st|epmin|epmax|edge|con|hqmax)$' }), Type.Union([Type.Number(), Type.String()]))),

@@ -147,7 +147,8 @@ export class BootstrapServer {
         .map((link) => Number(link.match![1]));
       return { version, bootstrapSecurityInstances };
     } catch {
-      throw new BootstrapFailure('the Bootstrap-Discover answer is not link format', { operation: 'discover', path: '/', code: response.code });
+      // 1.0 clients answer `lwm2m="1.0",</0/0>,…` (not RFC 6690; Core 1.2 changed it): taken as no Discover.
+      return { version: legacyVersion(response.payload), bootstrapSecurityInstances: [] };
     }
   }
 
@@ -241,4 +242,9 @@ function comparable(value: Lwm2mRecord['value']): string {
   if (value instanceof Uint8Array) return Buffer.from(value).toString('hex');
   if (value instanceof Date) return value.toISOString();
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** The version of a 1.0-style Bootstrap-Discover answer (`lwm2m="1.0",…`), if it has one. */
+function legacyVersion(payload: Buffer): string | undefined {
+  return /^\s*lwm2m="?([0-9.]+)"?/.exec(payload.toString('utf8'))?.[1];
 }
