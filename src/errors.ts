@@ -84,6 +84,8 @@ export const ERRORS = {
   IOTB_LWM2M_QUEUE_FULL: { status: 409, message: 'As many requests as allowed already wait for this device' },
   IOTB_LWM2M_QUEUE_PURGED: { status: 409, message: 'The device registered anew: requests queued for its previous registration were purged' },
   IOTB_LWM2M_CANCELLED: { status: 409, message: 'The request was withdrawn before it was sent to the device' },
+  IOTB_SECURITY_NOT_FOUND: { status: 404, message: 'The endpoint has no DTLS security set' },
+  IOTB_PSK_IDENTITY_IN_USE: { status: 409, message: 'This PSK identity belongs to another endpoint' },
   IOTB_BOOTSTRAP_CONFIG_NOT_FOUND: { status: 404, message: 'The endpoint has no bootstrap configuration, and its service no default' },
   IOTB_LWM2M_REQUEST_NOT_FOUND: { status: 404, message: 'No request with this id waits for the device' },
   IOTB_LWM2M_DEVICE_NOT_FOUND: { status: 404, message: 'The device has no such object, instance or resource (CoAP 4.04)' },

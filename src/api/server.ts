@@ -21,6 +21,7 @@ import { objectRoutes } from './routes/objects.js';
 import { loraRoutes } from './routes/lora.js';
 import { lwm2mRoutes } from './routes/lwm2m.js';
 import { bootstrapRoutes } from './routes/bootstrap.js';
+import { endpointSecurityRoutes } from './routes/endpoint-security.js';
 import { serviceRoutes } from './routes/services.js';
 import { superRoutes } from './routes/super.js';
 import { systemRoutes } from './routes/system.js';
@@ -110,6 +111,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(objectRoutes, { objects });
   await app.register(lwm2mRoutes, { domain, devices });
   await app.register(bootstrapRoutes, { domain, bootstrapConfigs });
+  await app.register(endpointSecurityRoutes, { domain });
   await app.register(loraRoutes, { domain, presence });
   internalCalls.attach(app);
   return app;

@@ -1,5 +1,6 @@
 import { Accounts, type AccountStore } from './accounts.js';
 import { DeviceCredentials } from './device-credentials.js';
+import { DeviceSecurity, type DeviceSecurityStore } from './device-security.js';
 import { EndpointProvisioning } from './endpoint-provisioning.js';
 import { Endpoints, type EndpointStore } from './endpoints.js';
 import { Services, type ServiceStore } from './services.js';
@@ -24,6 +25,8 @@ export interface Domain {
   readonly credentials: DeviceCredentials;
   /** Endpoints created together with their credentials, one or many per call. */
   readonly provisioning: EndpointProvisioning;
+  /** DTLS security of endpoints (PSK identity and key, or X.509). */
+  readonly security: DeviceSecurity;
   readonly events: Events;
   readonly history: History;
   /** Waiting `POST /events` requests and the triggers' replies to them. */
@@ -38,6 +41,7 @@ export interface DomainStores {
   readonly users: UserStore;
   readonly services: ServiceStore;
   readonly endpoints: EndpointStore;
+  readonly deviceSecurity: DeviceSecurityStore;
   readonly events: EventStore;
   readonly triggers: TriggerStore;
   readonly executions: ExecutionStore;
@@ -60,10 +64,11 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const endpoints = new Endpoints(stores.endpoints, services);
   const credentials = new DeviceCredentials(stores.endpoints, endpoints, { minPasswordLength: options.devicePasswordMinLength, maxWaitMs: options.devicePasswordMaxWaitMs });
   const provisioning = new EndpointProvisioning(endpoints, credentials);
+  const security = new DeviceSecurity(stores.deviceSecurity, endpoints);
   const replies = new Replies();
   const events = new Events(bus, endpoints, replies);
   const history = new History(stores.events, endpoints);
   const triggers = new Triggers(stores.triggers);
   const executions = new Executions(stores.executions);
-  return { accounts, tokens, users, services, endpoints, credentials, provisioning, events, history, replies, triggers, executions };
+  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, events, history, replies, triggers, executions };
 }

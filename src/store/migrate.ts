@@ -21,6 +21,7 @@ import { lwm2mLastKnown } from './migrations/0023-lwm2m-last-known.js';
 import { lwm2mObservations } from './migrations/0024-lwm2m-observations.js';
 import { lwm2mQueue } from './migrations/0025-lwm2m-queue.js';
 import { lwm2mBootstrapConfigs } from './migrations/0026-lwm2m-bootstrap-configs.js';
+import { endpointSecurity } from './migrations/0027-endpoint-security.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -46,6 +47,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0024-lwm2m-observations': lwm2mObservations(),
     '0025-lwm2m-queue': lwm2mQueue(),
     '0026-lwm2m-bootstrap-configs': lwm2mBootstrapConfigs(),
+    '0027-endpoint-security': endpointSecurity(),
   };
 }
 

@@ -277,6 +277,18 @@ export interface Lwm2mBootstrapConfigsTable {
   updated_at: number;
 }
 
+export interface EndpointSecurityTable {
+  endpoint_id: string;
+  account_id: string;
+  /** `psk` or `x509`. */
+  mode: string;
+  /** Unique across accounts. */
+  psk_identity: string | null;
+  /** Hex. */
+  psk_key: string | null;
+  updated_at: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -304,6 +316,7 @@ export interface Schema {
   lwm2m_observations: Lwm2mObservationsTable;
   lwm2m_queue: Lwm2mQueueTable;
   lwm2m_bootstrap_configs: Lwm2mBootstrapConfigsTable;
+  endpoint_security: EndpointSecurityTable;
 }
 
 export function toJson(value: unknown): string {

@@ -4,6 +4,7 @@ import type { ObjectModelStore } from '../lwm2m/objects/registry.js';
 import type { Database } from './database.js';
 import { SqlAccountStore } from './account-store.js';
 import { SqlBootstrapConfigStore } from './bootstrap-config-store.js';
+import { SqlDeviceSecurityStore } from './device-security-store.js';
 import { SqlEndpointStore } from './endpoint-store.js';
 import { SqlEventStore } from './event-store.js';
 import { SqlObjectModelStore } from './object-model-store.js';
@@ -28,6 +29,7 @@ export function sqlStores(database: Database): Stores {
     users: new SqlUserStore(db),
     services: new SqlServiceStore(db),
     endpoints: new SqlEndpointStore(db, database.dialect, hot),
+    deviceSecurity: new SqlDeviceSecurityStore(db),
     events: new SqlEventStore(db, hot),
     triggers: new SqlTriggerStore(db),
     executions: new SqlExecutionStore(db, hot),

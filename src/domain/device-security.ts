@@ -1,0 +1,124 @@
+import { AppError } from '../errors.js';
+import type { Endpoint, Endpoints } from './endpoints.js';
+import type { Scope } from './scope.js';
+
+/** How an endpoint's device authenticates over DTLS. */
+export type SecurityMode = 'psk' | 'x509';
+export const SECURITY_MODES: readonly SecurityMode[] = ['psk', 'x509'];
+
+/** PSK lengths: at least 128 bits (shorter keys fall to an offline search of one captured handshake), at most 64 bytes. */
+export const PSK_MIN_BYTES = 16;
+export const PSK_MAX_BYTES = 64;
+/** PSK identities: at most 128 bytes of UTF-8 (RFC 4279 5.1 allows 2^16, devices store far less). */
+export const PSK_IDENTITY_MAX_BYTES = 128;
+
+export interface StoredSecurity {
+  readonly endpointId: string;
+  readonly accountId: string;
+  readonly mode: SecurityMode;
+  readonly pskIdentity?: string | undefined;
+  /** Hex. */
+  readonly pskKey?: string | undefined;
+  readonly updatedAt: string;
+}
+
+export interface DeviceSecurityStore {
+  get(endpointId: string): Promise<StoredSecurity | undefined>;
+  byPskIdentity(identity: string): Promise<StoredSecurity | undefined>;
+  /** Stores it; false when the PSK identity belongs to another endpoint. */
+  put(security: StoredSecurity): Promise<boolean>;
+  remove(endpointId: string): Promise<boolean>;
+}
+
+/** What the API shows: never the key. */
+export interface SecurityView {
+  readonly mode: SecurityMode;
+  readonly identity?: string;
+  readonly keySet?: boolean;
+  readonly updatedAt: string;
+}
+
+export type SecurityInput = { readonly mode: 'psk'; readonly identity: string; readonly key: string } | { readonly mode: 'x509' };
+
+/**
+ * The DTLS security of endpoints (docs/dtls.md): a PSK identity and key, or X.509 (the device presents a
+ * certificate naming its endpoint). Every call is scoped to the acting account; `pskFor` serves the DTLS
+ * handshake, which knows only the identity.
+ */
+export class DeviceSecurity {
+  readonly #store: DeviceSecurityStore;
+  readonly #endpoints: Endpoints;
+  readonly #changed: ((endpointId: string, previous: StoredSecurity | undefined) => void)[] = [];
+
+  constructor(store: DeviceSecurityStore, endpoints: Endpoints) {
+    this.#store = store;
+    this.#endpoints = endpoints;
+  }
+
+  async put(scope: Scope, ref: string, input: SecurityInput): Promise<SecurityView> {
+    const endpoint = await this.#endpoints.get(scope, ref);
+    const previous = await this.#store.get(endpoint.id);
+    const security: StoredSecurity =
+      input.mode === 'psk'
+        ? { endpointId: endpoint.id, accountId: endpoint.accountId, mode: 'psk', pskIdentity: checkIdentity(input.identity), pskKey: parseKey(input.key).toString('hex'), updatedAt: new Date().toISOString() }
+        : { endpointId: endpoint.id, accountId: endpoint.accountId, mode: 'x509', updatedAt: new Date().toISOString() };
+    if (!(await this.#store.put(security))) throw new AppError('IOTB_PSK_IDENTITY_IN_USE');
+    for (const listener of this.#changed) listener(endpoint.id, previous);
+    return view(security);
+  }
+
+  async get(scope: Scope, ref: string): Promise<SecurityView> {
+    const endpoint = await this.#endpoints.get(scope, ref);
+    const stored = await this.#store.get(endpoint.id);
+    if (!stored) throw new AppError('IOTB_SECURITY_NOT_FOUND');
+    return view(stored);
+  }
+
+  async remove(scope: Scope, ref: string): Promise<void> {
+    const endpoint = await this.#endpoints.get(scope, ref);
+    const previous = await this.#store.get(endpoint.id);
+    if (!(await this.#store.remove(endpoint.id))) throw new AppError('IOTB_SECURITY_NOT_FOUND');
+    for (const listener of this.#changed) listener(endpoint.id, previous);
+  }
+
+  /** The security an endpoint's device must use (for the protocol servers; no scope). */
+  of(endpoint: Pick<Endpoint, 'id'>): Promise<StoredSecurity | undefined> {
+    return this.#store.get(endpoint.id);
+  }
+
+  /** The key and endpoint of a PSK identity, for the DTLS handshake. */
+  async pskFor(identity: string): Promise<{ key: Buffer; endpointId: string; accountId: string } | undefined> {
+    const stored = await this.#store.byPskIdentity(identity);
+    if (!stored?.pskKey) return undefined;
+    return { key: Buffer.from(stored.pskKey, 'hex'), endpointId: stored.endpointId, accountId: stored.accountId };
+  }
+
+  /** Called when an endpoint's security changes or goes (the DTLS server forgets its sessions). */
+  onChange(listener: (endpointId: string, previous: StoredSecurity | undefined) => void): void {
+    this.#changed.push(listener);
+  }
+}
+
+function view(stored: StoredSecurity): SecurityView {
+  return { mode: stored.mode, ...(stored.pskIdentity !== undefined && { identity: stored.pskIdentity, keySet: true }), updatedAt: stored.updatedAt };
+}
+
+function checkIdentity(identity: string): string {
+  const bytes = Buffer.byteLength(identity, 'utf8');
+  if (bytes === 0 || bytes > PSK_IDENTITY_MAX_BYTES) throw invalid('identity', `identity is 1 to ${PSK_IDENTITY_MAX_BYTES} bytes of UTF-8`);
+  return identity;
+}
+
+/** A key given as hex (an even number of hex digits) or base64. */
+export function parseKey(text: string): Buffer {
+  let key: Buffer | undefined;
+  if (/^(?:[0-9a-fA-F]{2})+$/.test(text)) key = Buffer.from(text, 'hex');
+  else if (/^[A-Za-z0-9+/]+={0,2}$/.test(text) && text.length % 4 === 0) key = Buffer.from(text, 'base64');
+  if (!key) throw invalid('key', 'key is hex or base64');
+  if (key.length < PSK_MIN_BYTES || key.length > PSK_MAX_BYTES) throw invalid('key', `key is ${PSK_MIN_BYTES} to ${PSK_MAX_BYTES} bytes`);
+  return key;
+}
+
+function invalid(field: string, message: string): AppError {
+  return new AppError('IOTB_REQUEST_VALIDATION', message, { field });
+}
