@@ -31,7 +31,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-    env: { ...process.env, IOTBRIDGE_HTTP_PORT: '0', IOTBRIDGE_UDP_PORT: '0', IOTBRIDGE_TCP_PORT: '0', IOTBRIDGE_COAP_PORT: '0', IOTBRIDGE_MQTT_PORT: '0', IOTBRIDGE_HTTP_HOST: '127.0.0.1', IOTBRIDGE_ADMIN_TOKEN: TOKEN, ...env },
+    env: { ...process.env, IOTBRIDGE_HTTP_PORT: '0', IOTBRIDGE_UDP_PORT: '0', IOTBRIDGE_TCP_PORT: '0', IOTBRIDGE_COAP_PORT: '0', IOTBRIDGE_COAPS_PORT: '0', IOTBRIDGE_MQTT_PORT: '0', IOTBRIDGE_HTTP_HOST: '127.0.0.1', IOTBRIDGE_ADMIN_TOKEN: TOKEN, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {

@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   let onDone: () => void = () => undefined;
   /** Called as events finish while the load generator waits for room in the window. */
   let onFinished: (() => void) | undefined;
-  const bridge = new IotBridge(loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, mqttPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: 'AT:bench-admin-token-000000000' }), pino({ level: 'warn' }), {
+  const bridge = new IotBridge(loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: 0, mqttPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: 'AT:bench-admin-token-000000000' }), pino({ level: 'warn' }), {
     // Subscribed after the trigger engine: it sees an event once the triggers for it have finished.
     beforeBusStart: (bus) =>
       bus.subscribe(async (event) => {

@@ -233,6 +233,7 @@ class BridgeProcess {
         IOTBRIDGE_MQTT_PORT: String(this.mqttPort),
         IOTBRIDGE_COAP_HOST: '127.0.0.1',
         IOTBRIDGE_COAP_PORT: '0',
+        IOTBRIDGE_COAPS_PORT: '0',
         IOTBRIDGE_UDP_PORT: '0',
         IOTBRIDGE_TCP_PORT: '0',
         IOTBRIDGE_ADMIN_TOKEN: ADMIN_TOKEN,

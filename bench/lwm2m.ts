@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-bench-lwm2m-'));
   const token = 'AT:bench-admin-token-000000000';
   const bridge = new IotBridge(
-    loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, mqttPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: token }),
+    loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: 0, mqttPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: token }),
     pino({ level: 'warn' }),
   );
   const started = await bridge.start();

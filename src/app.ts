@@ -23,6 +23,7 @@ import { Signals } from './triggers/signals.js';
 import { SqlScriptQueueStore } from './store/script-queue-store.js';
 import { WorkerPool } from './triggers/sandbox/worker-pool.js';
 import { createLogger } from './logger.js';
+import { ServerCertificate } from './dtls/server-certificate.js';
 import { BootstrapConfigs } from './lwm2m/bootstrap/configs.js';
 import { ObjectRegistry } from './lwm2m/objects/registry.js';
 import { openDatabase, type Database } from './store/database.js';
@@ -140,12 +141,14 @@ export class IotBridge {
     const objects = new ObjectRegistry({ store: stores.objectModels });
     await objects.load();
     const bootstrapConfigs = new BootstrapConfigs(stores.bootstrapConfigs);
+    const serverCertificate = config.coapsPort === -1 ? undefined : new ServerCertificate({ dataDir: config.dataDir, certFile: config.coapsCert, keyFile: config.coapsKey });
+    await serverCertificate?.load();
     const sendGuard = new SendGuard();
     const sendCaps = new SendCaps({
       endpoint: { messagesPerSecond: config.endpointSendRate, bytesPerSecond: config.endpointSendBytes },
       account: { messagesPerSecond: config.accountSendRate, bytesPerSecond: config.accountSendBytes },
     });
-    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, sendGuard, sendCaps, outbound: new OutboundHttp(config.outboundAllow) });
+    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound: new OutboundHttp(config.outboundAllow) });
     await this.#beforeBusStart?.(bus);
     await bus.start();
     this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, logger });
@@ -157,7 +160,7 @@ export class IotBridge {
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
     sendGuard.addOwnPorts(Object.values(ports));
 
-    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, devices: channels, trustProxy: config.trustProxy });
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
     sendGuard.addOwnPorts([ports.http]);

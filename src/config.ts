@@ -20,6 +20,11 @@ export interface Config {
   readonly coapPort: number;
   /** Address CoAP binds. `IOTBRIDGE_COAP_HOST`, default unset: `::` dual-stack (IPv6 and IPv4). */
   readonly coapHost: string | undefined;
+  /** CoAPS (DTLS) device port. `IOTBRIDGE_COAPS_PORT`, default 5684; 0 picks a free port; -1 turns CoAPS off. */
+  readonly coapsPort: number;
+  /** DTLS server certificate and key (PEM files); unset: a self-signed one is made at first start and kept in the data directory. `IOTBRIDGE_COAPS_CERT`, `IOTBRIDGE_COAPS_KEY`. */
+  readonly coapsCert: string | undefined;
+  readonly coapsKey: string | undefined;
   /** How long an LwM2M device in queue mode counts as awake after it was heard from. `IOTBRIDGE_LWM2M_AWAKE_MS`, default 93000 (MAX_TRANSMIT_WAIT). */
   readonly lwm2mAwakeMs: number;
   /** How long each request of a bootstrap session waits for the device. `IOTBRIDGE_LWM2M_BOOTSTRAP_STEP_TIMEOUT_MS`, default 30000. */
@@ -114,6 +119,7 @@ export const DEFAULTS = {
   httpHost: '0.0.0.0',
   // No IANA port exists for raw device UDP/TCP; 5683/5684 belong to CoAP, which this service also serves.
   coapPort: 5683,
+  coapsPort: 5684,
   lwm2mAwakeMs: 93_000,
   lwm2mBootstrapStepTimeoutMs: 30_000,
   udpPort: 5700,
@@ -148,6 +154,9 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   trustProxy: 'IOTBRIDGE_TRUST_PROXY',
   coapPort: 'IOTBRIDGE_COAP_PORT',
   coapHost: 'IOTBRIDGE_COAP_HOST',
+  coapsPort: 'IOTBRIDGE_COAPS_PORT',
+  coapsCert: 'IOTBRIDGE_COAPS_CERT',
+  coapsKey: 'IOTBRIDGE_COAPS_KEY',
   lwm2mAwakeMs: 'IOTBRIDGE_LWM2M_AWAKE_MS',
   lwm2mBootstrapStepTimeoutMs: 'IOTBRIDGE_LWM2M_BOOTSTRAP_STEP_TIMEOUT_MS',
   udpPort: 'IOTBRIDGE_UDP_PORT',
@@ -219,6 +228,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     trustProxy: trustProxy(merged.trustProxy),
     coapPort: port(merged, 'coapPort'),
     coapHost: optionalString(merged, 'coapHost'),
+    coapsPort: merged.coapsPort === -1 || merged.coapsPort === '-1' ? -1 : port(merged, 'coapsPort'),
+    coapsCert: optionalString(merged, 'coapsCert'),
+    coapsKey: optionalString(merged, 'coapsKey'),
     lwm2mAwakeMs: positiveInt(merged, 'lwm2mAwakeMs'),
     lwm2mBootstrapStepTimeoutMs: positiveInt(merged, 'lwm2mBootstrapStepTimeoutMs'),
     udpPort: port(merged, 'udpPort'),

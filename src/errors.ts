@@ -84,6 +84,7 @@ export const ERRORS = {
   IOTB_LWM2M_QUEUE_FULL: { status: 409, message: 'As many requests as allowed already wait for this device' },
   IOTB_LWM2M_QUEUE_PURGED: { status: 409, message: 'The device registered anew: requests queued for its previous registration were purged' },
   IOTB_LWM2M_CANCELLED: { status: 409, message: 'The request was withdrawn before it was sent to the device' },
+  IOTB_COAPS_OFF: { status: 404, message: 'CoAPS is turned off on this service (IOTBRIDGE_COAPS_PORT=-1)' },
   IOTB_SECURITY_NOT_FOUND: { status: 404, message: 'The endpoint has no DTLS security set' },
   IOTB_PSK_IDENTITY_IN_USE: { status: 409, message: 'This PSK identity belongs to another endpoint' },
   IOTB_BOOTSTRAP_CONFIG_NOT_FOUND: { status: 404, message: 'The endpoint has no bootstrap configuration, and its service no default' },

@@ -154,6 +154,9 @@ const ServiceOptions = Type.Object(
         description: 'LwM2M: the content format requests to devices use first when the caller names none (default: what each device announced; see docs/lwm2m.md "Content formats")',
       }),
     ),
+    allowNoSec: Type.Optional(
+      Type.Boolean({ description: 'LwM2M/CoAP: accept devices over plain CoAP, without DTLS (default true; unsafe: anyone who knows an endpoint name can speak for it)' }),
+    ),
     bootstrap: Type.Optional(
       Type.Union([BootstrapConfigBody, Type.Null()], { description: "LwM2M: the bootstrap configuration of the service's devices that have none of their own (PUT /endpoints/{ref}/bootstrap)" }),
     ),

@@ -7,6 +7,7 @@ import type { DevicePresence } from '../devices/presence.js';
 import type { Domain } from '../domain/domain.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-depth.js';
 import { AppError, errorBody } from '../errors.js';
+import type { ServerCertificate } from '../dtls/server-certificate.js';
 import type { BootstrapConfigs } from '../lwm2m/bootstrap/configs.js';
 import type { ObjectRegistry } from '../lwm2m/objects/registry.js';
 import type { TriggerEngine } from '../triggers/engine.js';
@@ -22,6 +23,7 @@ import { loraRoutes } from './routes/lora.js';
 import { lwm2mRoutes } from './routes/lwm2m.js';
 import { bootstrapRoutes } from './routes/bootstrap.js';
 import { endpointSecurityRoutes } from './routes/endpoint-security.js';
+import { coapsRoutes } from './routes/coaps.js';
 import { serviceRoutes } from './routes/services.js';
 import { superRoutes } from './routes/super.js';
 import { systemRoutes } from './routes/system.js';
@@ -41,6 +43,7 @@ export interface HttpApiOptions {
   /** LwM2M object definitions: shipped and per-account uploads. */
   readonly objects: ObjectRegistry;
   readonly bootstrapConfigs: BootstrapConfigs;
+  readonly serverCertificate: ServerCertificate | undefined;
   /** The device servers' APIs (LwM2M device management for `/endpoints/{ref}/lwm2m/…`). */
   readonly devices: DeviceChannels;
   /** Which proxies' X-Forwarded-For gives the client's address (`IOTBRIDGE_TRUST_PROXY`). */
@@ -51,7 +54,7 @@ export interface HttpApiOptions {
 const MAX_PATH_PARAM = 2048;
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, devices, trustProxy }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -112,6 +115,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(lwm2mRoutes, { domain, devices });
   await app.register(bootstrapRoutes, { domain, bootstrapConfigs });
   await app.register(endpointSecurityRoutes, { domain });
+  await app.register(coapsRoutes, { serverCertificate });
   await app.register(loraRoutes, { domain, presence });
   internalCalls.attach(app);
   return app;

@@ -1,4 +1,5 @@
 import type { CoapChannel } from '../lwm2m/plain-coap.js';
+import type { ServerCertificate } from '../dtls/server-certificate.js';
 import type { BootstrapConfigs } from '../lwm2m/bootstrap/configs.js';
 import type { DeviceManagement } from '../lwm2m/device-management.js';
 import type { ObjectRegistry } from '../lwm2m/objects/registry.js';
@@ -50,6 +51,8 @@ export interface DeviceServerContext {
   readonly objects: ObjectRegistry;
   /** LwM2M bootstrap configurations (per endpoint, per service default): what the Bootstrap-Server writes. */
   readonly bootstrapConfigs: BootstrapConfigs;
+  /** The DTLS server certificate (CoAPS); undefined when CoAPS is off. */
+  readonly serverCertificate: ServerCertificate | undefined;
   /** Asked before anything is sent to a device address (UDP, CoAP, LwM2M): refuses what no device can be at. */
   readonly sendGuard: SendGuard;
   /** Per-endpoint and per-account caps on what scripts send to devices. */

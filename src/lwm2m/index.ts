@@ -1,5 +1,6 @@
 import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
 import { ServiceDirectory } from '../devices/service-directory.js';
+import { DtlsTransport } from '../dtls/dtls-transport.js';
 import { BootstrapServer } from './bootstrap/bootstrap-server.js';
 import { checkServiceBootstrapOption } from './bootstrap/configs.js';
 import { DeviceManagement } from './device-management.js';
@@ -15,13 +16,28 @@ import { Lwm2mServer } from './server.js';
  * `channels.lwm2m`) and plain CoAP devices (`coap-request` events, `channels.coap`) on one UDP port.
  */
 export function lwm2mServer(context: DeviceServerContext): DeviceServer {
-  const { config, logger, presence, objects, domain, sendGuard, sendCaps, database, bootstrapConfigs } = context;
+  const { config, logger, presence, objects, domain, sendGuard, sendCaps, database, bootstrapConfigs, serverCertificate } = context;
   const servicesOf = (type: 'lwm2m' | 'coap') => {
     const directory = new ServiceDirectory(domain.services, type, () => undefined, logger);
     return async () => (await directory.all()).map((entry) => entry.service);
   };
   // The plain-CoAP handler needs the server's endpoint, and the server hands it requests: built just after.
   const late: { plain?: PlainCoap; bootstrap?: BootstrapServer } = {};
+  // CoAPS: the same interfaces over DTLS; PSKs are the endpoints' (PUT /endpoints/{ref}/security).
+  const dtls =
+    config.coapsPort === -1
+      ? undefined
+      : new DtlsTransport({
+          host: config.coapHost,
+          port: config.coapsPort,
+          logger,
+          credentials: {
+            pskKey: async (identity) => (await domain.security.pskFor(identity.toString('utf8')))?.key,
+            get certificate() {
+              return serverCertificate?.current;
+            },
+          },
+        });
   const server = new Lwm2mServer({
     port: config.coapPort,
     host: config.coapHost,
@@ -34,9 +50,11 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     otherRequests: (request, peer) => late.plain!.handle(request, peer),
     bootstrap: (request, peer, endpoint, service) => late.bootstrap!.handle(request, peer, endpoint, service),
     registrations: new SqlRegistrationStore(database.db, database.hot),
+    secure: dtls && { transport: dtls, port: config.coapsPort, sessionOf: (peer) => dtls.sessionOf(peer) },
+    securityOf: (endpointId) => domain.security.of({ id: endpointId }),
   });
   const plain = new PlainCoap({
-    coap: server.coap,
+    coapFor: (peer) => server.coapFor(peer),
     domain,
     presence,
     logger,
@@ -55,7 +73,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     queue: new SqlDeviceQueueStore(database.db),
     endpointById: (accountId, id) => domain.endpoints.byId(accountId, id),
   });
-  late.bootstrap = new BootstrapServer({ coap: server.coap, configs: bootstrapConfigs, presence, objects, sendGuard, logger, stepTimeoutMs: config.lwm2mBootstrapStepTimeoutMs });
+  late.bootstrap = new BootstrapServer({ coapFor: (peer) => server.coapFor(peer), configs: bootstrapConfigs, presence, objects, sendGuard, logger, stepTimeoutMs: config.lwm2mBootstrapStepTimeoutMs });
   domain.services.checkOptions('lwm2m', (options) => checkServiceBootstrapOption(options));
   context.channels.lwm2m = management;
   late.plain = plain;

@@ -53,7 +53,8 @@ export interface CoapChannel {
 }
 
 export interface PlainCoapOptions {
-  readonly coap: CoapEndpoint;
+  /** The endpoint a device is reached on (CoAPS for a device heard over DTLS). */
+  readonly coapFor: (peer: Peer) => CoapEndpoint;
   readonly domain: Domain;
   readonly presence: DevicePresence;
   readonly logger: Logger;
@@ -119,7 +120,7 @@ export class PlainCoap implements CoapChannel {
     const options = [...uriPathOptions(request.path), ...(request.contentFormat === undefined ? [] : [option(OptionNumber.ContentFormat, request.contentFormat)])];
     let response: CoapMessage;
     try {
-      response = await this.#options.coap.request(peer, { code, options, payload: request.payload, confirmable: request.confirmable }, { timeout: request.timeoutMs });
+      response = await this.#options.coapFor(peer).request(peer, { code, options, payload: request.payload, confirmable: request.confirmable }, { timeout: request.timeoutMs });
     } catch {
       throw new AppError('IOTB_LWM2M_TIMEOUT', 'The device did not answer the CoAP request in time');
     }
@@ -131,10 +132,11 @@ export class PlainCoap implements CoapChannel {
     const peer = await this.#peerOf(endpoint);
     const normalised = `/${path.split('/').filter(Boolean).join('/')}`;
     const viaKeyPath = `/d/${encodeURIComponent(endpoint.key)}${normalised === '/' ? '' : normalised}`;
-    const observers = this.#options.coap.observers({ peer }).filter((o) => o.path === normalised || o.path === viaKeyPath);
+    const coap = this.#options.coapFor(peer);
+    const observers = coap.observers({ peer }).filter((o) => o.path === normalised || o.path === viaKeyPath);
     const response: CoapResponse = { code: '2.05', payload, ...(format === undefined ? {} : { options: [option(OptionNumber.ContentFormat, format)] }) };
     if (observers.length > 0) this.#options.sendCaps.take(endpoint, payload.length * observers.length, observers.length);
-    for (const observer of observers) await this.#options.coap.notify(observer, response);
+    for (const observer of observers) await coap.notify(observer, response);
     return { notified: observers.length };
   }
 

@@ -98,6 +98,7 @@ function toRow(registration: Registration) {
     rootPath: registration.rootPath,
     contentFormats: registration.contentFormats,
   };
+  const stored = registration.secure ? { ...parameters, secure: true, identity: registration.identity } : parameters;
   return {
     id: registration.id,
     endpoint_id: registration.endpointId,
@@ -105,7 +106,7 @@ function toRow(registration: Registration) {
     service_id: registration.serviceId,
     peer_address: registration.peer.address,
     peer_port: registration.peer.port,
-    parameters: toJson(parameters),
+    parameters: toJson(stored),
     registered_at: Date.parse(registration.registeredAt),
     updated_at: Date.parse(registration.updatedAt),
   };

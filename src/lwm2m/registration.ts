@@ -33,6 +33,10 @@ export interface Registration extends RegistrationParameters {
   readonly accountId: string;
   readonly serviceId: string;
   readonly peer: Peer;
+  /** Registered over CoAPS (DTLS): updates and requests go the same way. */
+  readonly secure?: boolean | undefined;
+  /** The PSK identity it registered with over DTLS: its updates come with the same one. */
+  readonly identity?: string | undefined;
   readonly registeredAt: string;
   readonly updatedAt: string;
 }

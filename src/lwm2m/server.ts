@@ -16,6 +16,7 @@ import {
   type Peer,
 } from '../coap/index.js';
 import { ConfigError, ENV_NAMES } from '../config.js';
+import type { Transport } from '../coap/transport.js';
 import type { DeviceServer } from '../devices/device-server.js';
 import type { DevicePresence } from '../devices/presence.js';
 import type { SendGuard } from '../devices/send-guard.js';
@@ -56,6 +57,13 @@ export interface Lwm2mServerOptions {
   readonly bootstrap?: ((request: CoapMessage, peer: Peer, endpoint: Endpoint, service: Service) => Promise<CoapResponse>) | undefined;
   /** Requests to other paths than the LwM2M interfaces (plain CoAP devices); 4.04 without. */
   readonly otherRequests?: ((request: CoapMessage, peer: Peer) => Promise<CoapResponse>) | undefined;
+  /**
+   * CoAPS (RFC 7252 9.1): a DTLS transport carrying the same interfaces on `port`, and what it knows of a
+   * peer's association. Absent: plain CoAP only.
+   */
+  readonly secure?: { readonly transport: Transport; readonly port: number; readonly sessionOf: (peer: Peer) => { readonly pskIdentity?: string | undefined } | undefined } | undefined;
+  /** An endpoint's DTLS security (mode and PSK identity); a device with one must use it. */
+  readonly securityOf?: ((endpointId: string) => Promise<{ readonly mode: string; readonly pskIdentity?: string | undefined } | undefined>) | undefined;
   /** Lets tests shorten CoAP retransmission. */
   readonly coap?: ConstructorParameters<typeof CoapEndpoint>[0];
   /** Where registrations are kept across restarts; each change is written before the device hears the answer. */
@@ -76,6 +84,10 @@ export class Lwm2mServer implements DeviceServer {
   /** Refused registrations: any peer can cause them, so they are logged sparingly. */
   readonly #refusals: ThrottledLog;
   readonly #coap: CoapEndpoint;
+  /** The CoAPS endpoint, when DTLS is on. */
+  readonly #coaps: CoapEndpoint | undefined;
+  /** Which endpoint each peer was last heard on: answers and requests to it go back the same way. */
+  readonly #via = new Map<string, 'udp' | 'dtls'>();
   readonly #registrations = new Map<string, Registration>();
   readonly #byEndpoint = new Map<string, string>();
   readonly #byPeer = new Map<string, string>();
@@ -89,8 +101,13 @@ export class Lwm2mServer implements DeviceServer {
     this.#logger = options.logger.child({ server: 'lwm2m' });
     this.#refusals = new ThrottledLog(this.#logger);
     this.#coap = new CoapEndpoint({ host: options.host, port: options.port, logger: this.#logger, ...options.coap });
-    this.#coap.onRequest((request, peer) => this.#handle(request, peer));
+    this.#coap.onRequest((request, peer) => this.#handle(request, peer, 'udp'));
     this.#coap.onPing((peer) => void this.#onPing(peer));
+    if (options.secure) {
+      this.#coaps = new CoapEndpoint({ transport: options.secure.transport, logger: this.#logger, ...options.coap });
+      this.#coaps.onRequest((request, peer) => this.#handle(request, peer, 'dtls'));
+      this.#coaps.onPing((peer) => void this.#onPing(peer));
+    }
   }
 
   async start(): Promise<Record<string, number>> {
@@ -103,11 +120,23 @@ export class Lwm2mServer implements DeviceServer {
       }
       throw error;
     }
-    return { coap: this.#coap.address().port };
+    if (this.#coaps) {
+      try {
+        await this.#coaps.start();
+      } catch (error) {
+        await this.#coap.stop();
+        if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+          throw new ConfigError(`CoAPS port ${this.#options.secure!.port} is already in use: set ${ENV_NAMES.coapsPort} to a free port (0 picks one)`);
+        }
+        throw error;
+      }
+    }
+    return { coap: this.#coap.address().port, ...(this.#coaps && { coaps: this.#coaps.address().port }) };
   }
 
   async stop(): Promise<void> {
     await this.#coap.stop();
+    await this.#coaps?.stop();
   }
 
   /** Registrations stored before the last stop (or crash): those still within their lifetime are live again. */
@@ -130,6 +159,15 @@ export class Lwm2mServer implements DeviceServer {
   /** The CoAP endpoint the server listens on (plain CoAP devices share it). */
   get coap(): CoapEndpoint {
     return this.#coap;
+  }
+
+  /** The endpoint a peer was last heard on (CoAPS for a DTLS peer), to answer and request it the same way. */
+  coapFor(peer: Peer): CoapEndpoint {
+    return this.#via.get(formatPeer(peer)) === 'dtls' && this.#coaps ? this.#coaps : this.#coap;
+  }
+
+  #endpointFor(registration: Registration): CoapEndpoint {
+    return registration.secure && this.#coaps ? this.#coaps : this.#coap;
   }
 
   /** The live registration of an endpoint, if it has one. */
@@ -169,7 +207,7 @@ export class Lwm2mServer implements DeviceServer {
       asksBody && payloadLimit !== undefined && payloadLimit < 1024
         ? { ...request, options: [...(request.options ?? []), option(OptionNumber.Block2, encodeBlock({ num: 0, more: false, szx: szxFor(payloadLimit) }))] }
         : request;
-    return this.#coap.request(registration.peer, withBlock2, {
+    return this.#endpointFor(registration).request(registration.peer, withBlock2, {
       timeout: options.timeoutMs,
       maxMessageSize,
       ...(options.onExchange && { onExchange: options.onExchange }),
@@ -187,7 +225,7 @@ export class Lwm2mServer implements DeviceServer {
   /** Observes a resource of a registered device (RFC 7641): resolves with the first response and the observation. */
   /** Takes up an observation made before a restart (nothing is sent; see CoapEndpoint.resumeObservation). */
   resumeObservation(registration: Registration, token: Buffer, request: Parameters<CoapEndpoint['request']>[1], onNotification: (notification: CoapMessage) => void, onEnd: ObserveOptions['onEnd']): Observation {
-    return this.#coap.resumeObservation(registration.peer, token, request, onNotification, { onEnd });
+    return this.#endpointFor(registration).resumeObservation(registration.peer, token, request, onNotification, { onEnd });
   }
 
   /** The options of the registration's service (`preferredFormat`, `coapMaxMessageSize`, …); undefined if it is gone. */
@@ -197,7 +235,7 @@ export class Lwm2mServer implements DeviceServer {
 
   async observe(registration: Registration, request: Parameters<CoapEndpoint['request']>[1], onNotification: (notification: CoapMessage) => void, options: { timeoutMs: number; onEnd?: ObserveOptions['onEnd'] }): Promise<Observation> {
     this.#options.sendGuard?.check(registration.peer.address, registration.peer.port);
-    return this.#coap.observe(registration.peer, request, onNotification, { timeout: options.timeoutMs, ...(options.onEnd && { onEnd: options.onEnd }) });
+    return this.#endpointFor(registration).observe(registration.peer, request, onNotification, { timeout: options.timeoutMs, ...(options.onEnd && { onEnd: options.onEnd }) });
   }
 
   /**
@@ -218,19 +256,23 @@ export class Lwm2mServer implements DeviceServer {
     }
   }
 
-  async #handle(request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+  async #handle(request: CoapMessage, peer: Peer, via: 'udp' | 'dtls'): Promise<CoapResponse> {
     const path = uriPath(request).replace(/^\//, '');
+    this.#via.set(formatPeer(peer), via);
+    if (this.#via.size > 100_000) this.#via.delete(this.#via.keys().next().value!);
     try {
-      if (path === 'rd' && request.code === '0.02') return await this.#register(request, peer);
+      if (path === 'rd' && request.code === '0.02') return await this.#register(request, peer, via);
       if (path.startsWith('rd/')) {
         const registration = this.#registrations.get(path.slice(3));
         if (!registration) return { code: '4.04', payload: 'no such registration: register again' };
+        // A registration made over DTLS is updated over DTLS, by the same identity.
+        if (!this.#sameChannel(registration, peer, via)) return { code: '4.03', payload: 'registration refused' };
         if (request.code === '0.02') return await this.#update(registration, request, peer);
         if (request.code === '0.04') return await this.#deregister(registration);
         return { code: '4.05' };
       }
-      if (path === 'dp' && request.code === '0.02') return await this.#sendOperation(request, peer);
-      if (path === 'bs' && request.code === '0.02') return await this.#bootstrapRequest(request, peer);
+      if (path === 'dp' && request.code === '0.02') return await this.#sendOperation(request, peer, via);
+      if (path === 'bs' && request.code === '0.02') return await this.#bootstrapRequest(request, peer, via);
       return this.#options.otherRequests ? await this.#options.otherRequests(request, peer) : { code: '4.04' };
     } catch (error) {
       if (error instanceof RegistrationError) return { code: '4.00', payload: error.message };
@@ -239,9 +281,10 @@ export class Lwm2mServer implements DeviceServer {
     }
   }
 
-  async #register(request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+  async #register(request: CoapMessage, peer: Peer, via: 'udp' | 'dtls'): Promise<CoapResponse> {
     const params = parseRegister(uriQuery(request), request.payload);
-    const found = await this.#deviceFor(params.endpointName);
+    const resolved = await this.#deviceFor(params.endpointName);
+    const found = resolved.kind === 'found' ? await this.#securityCheck(resolved, peer, via) : resolved;
     if (found.kind === 'refused') {
       this.#refusals.info(found.why, { ep: params.endpointName, peer: formatPeer(peer), why: found.why }, 'LwM2M registration refused');
       // The same answer whatever the reason: an unauthenticated peer learns nothing of which names exist.
@@ -261,6 +304,7 @@ export class Lwm2mServer implements DeviceServer {
       accountId: endpoint.accountId,
       serviceId: endpoint.serviceId,
       peer,
+      ...(via === 'dtls' && { secure: true, identity: this.#options.secure?.sessionOf(peer)?.pskIdentity }),
       registeredAt: now,
       updatedAt: now,
     };
@@ -330,11 +374,12 @@ export class Lwm2mServer implements DeviceServer {
    * (auto-provisioning included); an unknown or refused name gets the same 4.04 as a device without a
    * configuration, so a peer learns nothing of which names exist.
    */
-  async #bootstrapRequest(request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+  async #bootstrapRequest(request: CoapMessage, peer: Peer, via: 'udp' | 'dtls'): Promise<CoapResponse> {
     const name = uriQuery(request).find((part) => part.startsWith('ep='))?.slice(3);
     if (!name) return { code: '4.00', payload: 'ep is missing' };
     if (!this.#options.bootstrap) return { code: '4.04', payload: 'no bootstrap configuration' };
-    const found = await this.#deviceFor(name);
+    const resolved = await this.#deviceFor(name);
+    const found = resolved.kind === 'found' ? await this.#securityCheck(resolved, peer, via) : resolved;
     if (found.kind === 'refused') {
       this.#refusals.info(found.why, { ep: name, peer: formatPeer(peer), why: found.why }, 'LwM2M Bootstrap-Request refused');
       return { code: '4.04', payload: 'no bootstrap configuration' };
@@ -343,9 +388,10 @@ export class Lwm2mServer implements DeviceServer {
   }
 
   /** LwM2M 1.1 Send (`/dp`, Core 6.4.4): the device pushes values; they become an `lwm2m-data` event. */
-  async #sendOperation(request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+  async #sendOperation(request: CoapMessage, peer: Peer, via: 'udp' | 'dtls'): Promise<CoapResponse> {
     const registration = this.#registrationAt(peer);
     if (!registration) return { code: '4.04', payload: 'register first' };
+    if (!this.#sameChannel(registration, peer, via)) return { code: '4.03' };
     const format = contentFormat(request);
     if (format === undefined) return { code: '4.00', payload: 'Content-Format is missing' };
     let records;
@@ -402,6 +448,31 @@ export class Lwm2mServer implements DeviceServer {
     if (provisioning.length > 1) return { kind: 'refused', why: 'unknown endpoint name (several services auto-provision: create the endpoint)' };
     const service = provisioning[0]!;
     return { kind: 'found', endpoint: await this.#options.presence.provision(service, name), service };
+  }
+
+  /**
+   * Who may speak for an endpoint (docs/dtls.md): over plain CoAP only devices of services that allow NoSec
+   * (`allowNoSec`, default true) and whose endpoint has no DTLS security set; over DTLS with a PSK, only the
+   * endpoint the PSK identity belongs to.
+   */
+  async #securityCheck<T extends { kind: 'found'; endpoint: Endpoint; service: Service }>(found: T, peer: Peer, via: 'udp' | 'dtls'): Promise<T | { kind: 'refused'; why: string }> {
+    const security = await this.#options.securityOf?.(found.endpoint.id);
+    if (via === 'udp') {
+      if (found.service.options.allowNoSec === false) return { kind: 'refused', why: 'the service accepts devices over DTLS only (allowNoSec false)' };
+      if (security) return { kind: 'refused', why: `the endpoint has DTLS security (${security.mode}): it must use CoAPS` };
+      return found;
+    }
+    const session = this.#options.secure?.sessionOf(peer);
+    if (session?.pskIdentity !== undefined) {
+      if (security?.mode !== 'psk' || security.pskIdentity !== session.pskIdentity) return { kind: 'refused', why: 'the PSK identity belongs to another endpoint' };
+      return found;
+    }
+    return { kind: 'refused', why: 'no authenticated DTLS identity for this endpoint' };
+  }
+
+  #sameChannel(registration: Registration, peer: Peer, via: 'udp' | 'dtls'): boolean {
+    if ((registration.secure === true) !== (via === 'dtls')) return false;
+    return via === 'udp' || this.#options.secure?.sessionOf(peer)?.pskIdentity === registration.identity;
   }
 
   async #endpointOf(registration: Registration): Promise<Endpoint | undefined> {

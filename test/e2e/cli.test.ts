@@ -19,7 +19,7 @@ interface Running {
 
 function run(args: string[], env: Record<string, string>): ChildProcess {
   const { IOTBRIDGE_DATABASE_URL: _ignored, ...inherited } = process.env;
-  return spawn(process.execPath, [...CLI, ...args], { env: { ...inherited, IOTBRIDGE_HTTP_HOST: '127.0.0.1', IOTBRIDGE_UDP_PORT: '0', IOTBRIDGE_TCP_PORT: '0', IOTBRIDGE_COAP_PORT: '0', IOTBRIDGE_MQTT_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [...CLI, ...args], { env: { ...inherited, IOTBRIDGE_HTTP_HOST: '127.0.0.1', IOTBRIDGE_UDP_PORT: '0', IOTBRIDGE_TCP_PORT: '0', IOTBRIDGE_COAP_PORT: '0', IOTBRIDGE_COAPS_PORT: '0', IOTBRIDGE_MQTT_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** Starts `iotbridge serve` and waits for the log line that names the bound HTTP port. */
@@ -127,6 +127,7 @@ describe('iotbridge command line', () => {
         [{ IOTBRIDGE_UDP_PORT: String(udpPort) }, `UDP port ${udpPort} is already in use: set IOTBRIDGE_UDP_PORT`],
         [{ IOTBRIDGE_TCP_PORT: String(tcpPort) }, `TCP port ${tcpPort} is already in use: set IOTBRIDGE_TCP_PORT`],
         [{ IOTBRIDGE_COAP_PORT: String(udpPort) }, `CoAP port ${udpPort} is already in use: set IOTBRIDGE_COAP_PORT`],
+        [{ IOTBRIDGE_COAPS_PORT: String(udpPort) }, `CoAPS port ${udpPort} is already in use: set IOTBRIDGE_COAPS_PORT`],
         [{ IOTBRIDGE_MQTT_PORT: String(tcpPort) }, `MQTT port ${tcpPort} is already in use: set IOTBRIDGE_MQTT_PORT`],
       ] as const) {
         const result = await finish(run(['serve'], { IOTBRIDGE_DATA_DIR: dataDir, ...env }));

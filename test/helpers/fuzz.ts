@@ -496,6 +496,7 @@ export class FuzzService {
         IOTBRIDGE_UDP_PORT: '0',
         IOTBRIDGE_TCP_PORT: '0',
         IOTBRIDGE_COAP_PORT: '0',
+        IOTBRIDGE_COAPS_PORT: '0',
         IOTBRIDGE_COAP_HOST: '127.0.0.1',
         IOTBRIDGE_MQTT_PORT: '0',
         IOTBRIDGE_MQTT_HOST: '127.0.0.1',

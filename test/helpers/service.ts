@@ -85,7 +85,7 @@ export async function startService(dialect: Dialect['name'], overrides: Partial<
   let databaseUrl: string | undefined;
   let dropDatabase = async () => {};
   if (dialect === 'postgres') ({ url: databaseUrl, drop: dropDatabase } = await throwAwayPostgres());
-  const config = loadConfig({}, { httpPort: 0, httpHost: '127.0.0.1', udpPort: 0, tcpPort: 0, coapPort: 0, mqttPort: 0, dataDir, databaseUrl, adminToken: ADMIN_TOKEN, ...overrides });
+  const config = loadConfig({}, { httpPort: 0, httpHost: '127.0.0.1', udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: 0, mqttPort: 0, dataDir, databaseUrl, adminToken: ADMIN_TOKEN, ...overrides });
   const cleanUp = async () => {
     await rm(dataDir, { recursive: true, force: true });
     await dropDatabase();

@@ -43,7 +43,8 @@ interface Session {
 }
 
 export interface BootstrapServerOptions {
-  readonly coap: CoapEndpoint;
+  /** The endpoint a device is reached on (CoAPS for a device heard over DTLS). */
+  readonly coapFor: (peer: Peer) => CoapEndpoint;
   readonly configs: BootstrapConfigs;
   readonly presence: DevicePresence;
   readonly objects: ObjectRegistry;
@@ -193,7 +194,7 @@ export class BootstrapServer {
     if (this.#sessions.get(session.endpoint.id) !== session) throw new SupersededError();
     this.#options.sendGuard?.check(session.peer.address, session.peer.port);
     try {
-      return await this.#options.coap.request(session.peer, request, { timeout: this.#options.stepTimeoutMs ?? STEP_TIMEOUT_MS });
+      return await this.#options.coapFor(session.peer).request(session.peer, request, { timeout: this.#options.stepTimeoutMs ?? STEP_TIMEOUT_MS });
     } catch (error) {
       if (this.#sessions.get(session.endpoint.id) !== session) throw new SupersededError();
       const path = `/${(request.options ?? []).filter((o) => o.number === OptionNumber.UriPath).map((o) => o.value.toString()).join('/')}`;
