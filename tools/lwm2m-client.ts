@@ -9,6 +9,8 @@
  *   node --import tsx tools/lwm2m-client.ts coap://127.0.0.1:5683 my-device
  */
 import { CoapEndpoint, emptyMessage, encodeMessage, UdpTransport, contentFormat, accept, locationPath, observe, option, OptionNumber, uriPath, uriQueryOptions, type CoapMessage, type CoapResponse, type Peer } from '../src/coap/index.js';
+import { DtlsClientTransport } from './dtls-client-transport.js';
+import type { Transport } from '../src/coap/transport.js';
 import { decode, decodePaths, encode, encodeLinks, type LinkAttribute } from '../src/lwm2m/codecs/index.js';
 import { CONTENT_FORMATS, parsePath, type Lwm2mRecord, type ModelLookup } from '../src/lwm2m/model.js';
 import { ObjectRegistry } from '../src/lwm2m/objects/registry.js';
@@ -37,6 +39,8 @@ export interface SimulatedClientOptions {
   readonly transmission?: { ackTimeout?: number; maxRetransmit?: number };
   /** Local UDP port, default 0 (any): a fixed one lets a test play a device taking over another's address. */
   readonly localPort?: number;
+  /** CoAPS: shake hands with `server` over DTLS with this PSK (node-dtls-client) instead of plain UDP. */
+  readonly dtls?: { readonly identity: string; readonly key: Buffer; readonly ciphers?: string[] };
   /**
    * Content formats for values it takes and answers in, besides plain text and opaque (single resources) and
    * link format (discover); others get 4.06 (asked to answer in them) or 4.15 (sent in them). Default: every
@@ -112,7 +116,7 @@ export class SimulatedClient {
   #bootstrap: BootstrapSession | undefined;
   /** A bootstrap finished: register() uses the server account it wrote. */
   #bootstrapped = false;
-  readonly #transport: UdpTransport;
+  readonly #transport: Transport;
   /** The socket is on ::1 (else 127.0.0.1). */
   readonly #ipv6: boolean;
   #pingId = Math.floor(Math.random() * 0xffff);
@@ -123,7 +127,10 @@ export class SimulatedClient {
     for (const record of options.values ?? DEFAULT_VALUES) this.values.set(record.path, record);
     this.#server = options.server;
     this.#ipv6 = options.server?.address.includes(':') ?? false;
-    this.#transport = new UdpTransport({ host: this.#ipv6 ? '::1' : '127.0.0.1', port: options.localPort ?? 0 });
+    this.#transport =
+      options.dtls && options.server
+        ? new DtlsClientTransport({ server: options.server, ...options.dtls, ...(options.localPort !== undefined && { localPort: options.localPort }) })
+        : new UdpTransport({ host: this.#ipv6 ? '::1' : '127.0.0.1', port: options.localPort ?? 0 });
     this.coap = new CoapEndpoint({
       transport: this.#transport,
       rateLimit: false,

@@ -38,8 +38,14 @@ export class DtlsConnection {
   readonly startedAt = Date.now();
   #writeSeq = [0n, 0n];
 
-  constructor(peer: Peer) {
+  /**
+   * `firstSeq`: the record sequence number of the ClientHello that started it. Our epoch-0 records count on
+   * from there: the HelloVerifyRequest took the first ClientHello's number (RFC 6347 4.2.1), and a client drops
+   * a record whose number it has seen as a replay.
+   */
+  constructor(peer: Peer, firstSeq = 0n) {
     this.peer = peer;
+    this.#writeSeq[0] = firstSeq;
   }
 
   /** The datagrams of a flight: handshake messages fragmented into records, packed up to the datagram size. */

@@ -156,7 +156,7 @@ export class DtlsTransport implements Transport {
     }
     const previous = this.#handshakes.get(key);
     if (previous) this.#forgetHandshake(previous);
-    const connection = new DtlsConnection(peer);
+    const connection = new DtlsConnection(peer, record.sequenceNumber);
     connection.handshake = new ServerHandshake(hello, fragment.messageSeq, fragment.body, { credentials: this.#options.credentials, sessions: this.#sessions, cidLength: this.#options.cidLength ?? 6 });
     connection.reassembler.nextSeq = fragment.messageSeq + 1;
     this.#handshakes.set(key, connection);

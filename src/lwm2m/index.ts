@@ -47,7 +47,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     objects,
     lwm2mServices: servicesOf('lwm2m'),
     sendGuard,
-    otherRequests: (request, peer) => late.plain!.handle(request, peer),
+    otherRequests: (request, peer, via) => late.plain!.handle(request, peer, via),
     bootstrap: (request, peer, endpoint, service) => late.bootstrap!.handle(request, peer, endpoint, service),
     registrations: new SqlRegistrationStore(database.db, database.hot),
     secure: dtls && { transport: dtls, port: config.coapsPort, sessionOf: (peer) => dtls.sessionOf(peer) },
@@ -55,6 +55,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
   });
   const plain = new PlainCoap({
     coapFor: (peer) => server.coapFor(peer),
+    refusal: (endpoint, service, peer, via) => server.refusal(endpoint, service, peer, via),
     domain,
     presence,
     logger,

@@ -55,6 +55,8 @@ export interface CoapChannel {
 export interface PlainCoapOptions {
   /** The endpoint a device is reached on (CoAPS for a device heard over DTLS). */
   readonly coapFor: (peer: Peer) => CoapEndpoint;
+  /** Why a peer may not speak for an endpoint (DTLS identity, allowNoSec); undefined when it may. */
+  readonly refusal?: ((endpoint: Endpoint, service: Service, peer: Peer, via: 'udp' | 'dtls') => Promise<string | undefined>) | undefined;
   readonly domain: Domain;
   readonly presence: DevicePresence;
   readonly logger: Logger;
@@ -79,12 +81,14 @@ export class PlainCoap implements CoapChannel {
     this.#options = options;
   }
 
-  async handle(request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+  async handle(request: CoapMessage, peer: Peer, via: 'udp' | 'dtls' = 'udp'): Promise<CoapResponse> {
     const { key, path } = deviceOf(request);
     if (key === undefined) return { code: '4.04', payload: 'unknown path; plain CoAP devices name themselves with ?ep=<key> or /d/<key>/…' };
     const found = await this.#deviceFor(key);
     if (!found) return { code: '4.03', payload: 'unknown device' };
     const { endpoint, service } = found;
+    // The same rule as LwM2M registrations: DTLS identities, allowNoSec (docs/dtls.md).
+    if ((await this.#options.refusal?.(endpoint, service, peer, via)) !== undefined) return { code: '4.03', payload: 'unknown device' };
     const remoteAddr = formatPeer(peer);
     const current = await this.#options.presence.heard(endpoint, { protocol: 'coap', remoteAddr });
     const observe = request.code === '0.01' && observeOption(request) === 0;

@@ -56,7 +56,7 @@ export interface Lwm2mServerOptions {
   /** Bootstrap-Requests (`POST /bs`) of known devices (bootstrap/bootstrap-server.ts); 4.04 without. */
   readonly bootstrap?: ((request: CoapMessage, peer: Peer, endpoint: Endpoint, service: Service) => Promise<CoapResponse>) | undefined;
   /** Requests to other paths than the LwM2M interfaces (plain CoAP devices); 4.04 without. */
-  readonly otherRequests?: ((request: CoapMessage, peer: Peer) => Promise<CoapResponse>) | undefined;
+  readonly otherRequests?: ((request: CoapMessage, peer: Peer, via: 'udp' | 'dtls') => Promise<CoapResponse>) | undefined;
   /**
    * CoAPS (RFC 7252 9.1): a DTLS transport carrying the same interfaces on `port`, and what it knows of a
    * peer's association. Absent: plain CoAP only.
@@ -273,7 +273,7 @@ export class Lwm2mServer implements DeviceServer {
       }
       if (path === 'dp' && request.code === '0.02') return await this.#sendOperation(request, peer, via);
       if (path === 'bs' && request.code === '0.02') return await this.#bootstrapRequest(request, peer, via);
-      return this.#options.otherRequests ? await this.#options.otherRequests(request, peer) : { code: '4.04' };
+      return this.#options.otherRequests ? await this.#options.otherRequests(request, peer, via) : { code: '4.04' };
     } catch (error) {
       if (error instanceof RegistrationError) return { code: '4.00', payload: error.message };
       this.#logger.error({ err: error, peer: formatPeer(peer), path }, 'LwM2M request failed');
@@ -451,23 +451,27 @@ export class Lwm2mServer implements DeviceServer {
   }
 
   /**
-   * Who may speak for an endpoint (docs/dtls.md): over plain CoAP only devices of services that allow NoSec
-   * (`allowNoSec`, default true) and whose endpoint has no DTLS security set; over DTLS with a PSK, only the
-   * endpoint the PSK identity belongs to.
+   * Why a peer may not speak for an endpoint (docs/dtls.md), or undefined when it may: over plain CoAP only
+   * devices of services that allow NoSec (`allowNoSec`, default true) whose endpoint has no DTLS security set;
+   * over DTLS with a PSK, only the endpoint the PSK identity belongs to.
    */
-  async #securityCheck<T extends { kind: 'found'; endpoint: Endpoint; service: Service }>(found: T, peer: Peer, via: 'udp' | 'dtls'): Promise<T | { kind: 'refused'; why: string }> {
-    const security = await this.#options.securityOf?.(found.endpoint.id);
+  async refusal(endpoint: Endpoint, service: Pick<Service, 'options'>, peer: Peer, via: 'udp' | 'dtls'): Promise<string | undefined> {
+    const security = await this.#options.securityOf?.(endpoint.id);
     if (via === 'udp') {
-      if (found.service.options.allowNoSec === false) return { kind: 'refused', why: 'the service accepts devices over DTLS only (allowNoSec false)' };
-      if (security) return { kind: 'refused', why: `the endpoint has DTLS security (${security.mode}): it must use CoAPS` };
-      return found;
+      if (service.options.allowNoSec === false) return 'the service accepts devices over DTLS only (allowNoSec false)';
+      if (security) return `the endpoint has DTLS security (${security.mode}): it must use CoAPS`;
+      return undefined;
     }
     const session = this.#options.secure?.sessionOf(peer);
     if (session?.pskIdentity !== undefined) {
-      if (security?.mode !== 'psk' || security.pskIdentity !== session.pskIdentity) return { kind: 'refused', why: 'the PSK identity belongs to another endpoint' };
-      return found;
+      return security?.mode === 'psk' && security.pskIdentity === session.pskIdentity ? undefined : 'the PSK identity belongs to another endpoint';
     }
-    return { kind: 'refused', why: 'no authenticated DTLS identity for this endpoint' };
+    return 'no authenticated DTLS identity for this endpoint';
+  }
+
+  async #securityCheck<T extends { kind: 'found'; endpoint: Endpoint; service: Service }>(found: T, peer: Peer, via: 'udp' | 'dtls'): Promise<T | { kind: 'refused'; why: string }> {
+    const why = await this.refusal(found.endpoint, found.service, peer, via);
+    return why === undefined ? found : { kind: 'refused', why };
   }
 
   #sameChannel(registration: Registration, peer: Peer, via: 'udp' | 'dtls'): boolean {
