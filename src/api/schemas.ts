@@ -157,6 +157,9 @@ const ServiceOptions = Type.Object(
     allowNoSec: Type.Optional(
       Type.Boolean({ description: 'LwM2M/CoAP: accept devices over plain CoAP, without DTLS (default true; unsafe: anyone who knows an endpoint name can speak for it)' }),
     ),
+    trustedCertificates: Type.Optional(
+      Type.Array(Type.String({ maxLength: 20_000 }), { maxItems: 20, description: 'LwM2M/CoAP over DTLS: PEM CA certificates that issue the certificates of devices in X.509 mode (docs/dtls.md)' }),
+    ),
     bootstrap: Type.Optional(
       Type.Union([BootstrapConfigBody, Type.Null()], { description: "LwM2M: the bootstrap configuration of the service's devices that have none of their own (PUT /endpoints/{ref}/bootstrap)" }),
     ),

@@ -34,6 +34,8 @@ export interface DtlsTransportOptions extends UdpTransportOptions {
 export interface DtlsSession {
   /** The PSK identity it proved (PSK suites), as UTF-8. */
   readonly pskIdentity?: string | undefined;
+  /** The certificate chain it proved it holds the key of (certificate suites; DER, leaf first). */
+  readonly peerCertificates?: readonly Buffer[] | undefined;
   readonly cipherSuite: string;
   readonly connectionId: boolean;
   readonly resumed: boolean;
@@ -93,12 +95,18 @@ export class DtlsTransport implements Transport {
   sessionOf(peer: Peer): DtlsSession | undefined {
     const established = this.#byPeer.get(formatPeer(peer))?.established;
     if (!established) return undefined;
-    return { pskIdentity: established.identity?.toString('utf8'), cipherSuite: established.suite.name, connectionId: established.cidIn !== undefined, resumed: established.resumed };
+    return { pskIdentity: established.identity?.toString('utf8'), peerCertificates: established.peerCertificates, cipherSuite: established.suite.name, connectionId: established.cidIn !== undefined, resumed: established.resumed };
   }
 
   /** Counts, for metrics and tests. */
   get stats(): { connections: number; handshakes: number; sessions: number } {
     return { connections: this.#byPeer.size, handshakes: this.#handshakes.size, sessions: this.#sessions.size };
+  }
+
+  /** A PSK identity's key changed or went: its sessions are not resumed and its connections end. */
+  forgetIdentity(identity: Buffer): void {
+    this.#sessions.forgetIdentity(identity);
+    for (const connection of [...this.#byPeer.values()]) if (connection.established?.identity?.equals(identity)) this.#drop(connection, AlertDescription.close_notify);
   }
 
   /** Ends a peer's connection (its key was removed): it must shake hands again. */

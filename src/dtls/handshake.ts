@@ -5,11 +5,12 @@
  * draft-ietf-tls-dtls-connection-id-05), abbreviated handshakes for resumed sessions (RFC 5246 7.3).
  * Records, retransmission and addresses are the server's (server.ts); this knows only messages.
  */
-import { createECDH, createHash, randomBytes, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createECDH, createHash, randomBytes, sign, timingSafeEqual, verify, X509Certificate, type KeyObject } from 'node:crypto';
 import { CIPHER_SUITES, SERVER_PREFERENCE, createProtection, keyBlockLength, splitKeyBlock, type CipherSuite, type ConnectionKeys } from './cipher-suites.js';
 import {
   AlertDescription,
   certificate,
+  certificateRequest,
   connectionIdExtension,
   ecdheParams,
   ExtensionType,
@@ -17,6 +18,8 @@ import {
   handshakeHashInput,
   HandshakeType,
   parseClientKeyExchangeEcdhe,
+  parseCertificate,
+  parseCertificateVerify,
   parseClientKeyExchangePsk,
   parseFinished,
   serverHello,
@@ -30,6 +33,8 @@ import type { SessionCache, SessionTicket } from './sessions.js';
 /** secp256r1 (RFC 8422 5.1.1) and ecdsa_secp256r1_sha256 (RFC 5246 7.4.1.4.1 / RFC 8446 4.2.3). */
 const SECP256R1 = 23;
 const ECDSA_SHA256 = 0x0403;
+/** ClientCertificateType ecdsa_sign (RFC 8422 5.5). */
+const ECDSA_SIGN = 64;
 
 export interface ServerCredentials {
   /** The PSK of an identity (RFC 4279); undefined: unknown identity. Absent: no PSK suites. */
@@ -48,6 +53,8 @@ export interface Established {
   readonly server: ConnectionKeys;
   /** The PSK identity the client proved (PSK suites). */
   readonly identity?: Buffer | undefined;
+  /** The certificate chain the client proved it holds the key of (DER, leaf first; certificate suites). */
+  readonly peerCertificates?: readonly Buffer[] | undefined;
   /** CID the client puts on records to us (ours), and the one we put on records to it (its). */
   readonly cidIn?: Buffer | undefined;
   readonly cidOut?: Buffer | undefined;
@@ -77,10 +84,15 @@ export class ServerHandshake {
   #keys: { client: ConnectionKeys; server: ConnectionKeys } | undefined;
   #ecdh: ReturnType<typeof createECDH> | undefined;
   #identity: Buffer | undefined;
+  /** The client's certificate chain (certificate suites; empty when it sent none). */
+  #peerCertificates: Buffer[] | undefined;
+  /** Its leaf, once a CertificateVerify is awaited. */
+  #peerLeaf: X509Certificate | undefined;
   #sessionId = randomBytes(32);
   #resumed = false;
   #ems: boolean;
   #cidIn: Buffer | undefined;
+  #verifiedCertificate = false;
   #established: Established | undefined;
 
   /** `helloSeq`/`helloBody`: the ClientHello that carried a good cookie; it starts the transcript (RFC 6347 4.2.6). */
@@ -130,6 +142,8 @@ export class ServerHandshake {
       const params = ecdheParams(SECP256R1, this.#ecdh.generateKeys());
       const signature = sign('sha256', Buffer.concat([this.#hello.random, this.#serverRandom, params]), credential.privateKey);
       flight.push(this.#message(HandshakeType.serverKeyExchange, serverKeyExchangeEcdhe(params, ECDSA_SHA256, signature)));
+      // A device may prove a certificate of its own (X.509 mode); one without sends an empty Certificate.
+      flight.push(this.#message(HandshakeType.certificateRequest, certificateRequest({ certificateTypes: [ECDSA_SIGN], signatureAlgorithms: [ECDSA_SHA256], authorities: [] })));
     }
     flight.push(this.#message(HandshakeType.serverHelloDone, serverHelloDone()));
     return flight;
@@ -137,9 +151,19 @@ export class ServerHandshake {
 
   /** A handshake message of the client's second flight (before its ChangeCipherSpec). */
   async receive(msgType: number, messageSeq: number, body: Buffer): Promise<void> {
-    if (this.#master) throw new HandshakeFailure(AlertDescription.unexpected_message, `unexpected handshake message ${msgType}`);
-    if (msgType !== HandshakeType.clientKeyExchange) throw new HandshakeFailure(AlertDescription.unexpected_message, `expected ClientKeyExchange, got ${msgType}`);
     const suite = this.#suite!;
+    if (msgType === HandshakeType.certificate && suite.keyExchange === 'ecdhe_ecdsa' && !this.#master && this.#peerCertificates === undefined) {
+      this.#peerCertificates = this.#clientCertificates(body);
+      this.#transcript.push(handshakeHashInput(msgType, messageSeq, body));
+      return;
+    }
+    if (msgType === HandshakeType.certificateVerify && this.#peerLeaf && this.#master) {
+      this.#verifyClientCertificate(body);
+      this.#transcript.push(handshakeHashInput(msgType, messageSeq, body));
+      return;
+    }
+    if (msgType !== HandshakeType.clientKeyExchange || this.#master) throw new HandshakeFailure(AlertDescription.unexpected_message, `unexpected handshake message ${msgType}`);
+    if (suite.keyExchange === 'ecdhe_ecdsa' && this.#peerCertificates === undefined) throw new HandshakeFailure(AlertDescription.unexpected_message, 'ClientKeyExchange before the client Certificate');
     let preMaster: Buffer;
     if (suite.keyExchange === 'psk') {
       const exchange = parseClientKeyExchangePsk(body);
@@ -163,6 +187,36 @@ export class ServerHandshake {
     this.#keys = this.#deriveKeys();
   }
 
+  /** Whether a client certificate still waits for its CertificateVerify (the Finished must not come first). */
+  get awaitsCertificateVerify(): boolean {
+    return this.#peerLeaf !== undefined;
+  }
+
+  /** The client's Certificate (RFC 5246 7.4.6): an empty one is fine; a chain's leaf must be a P-256 key. */
+  #clientCertificates(body: Buffer): Buffer[] {
+    const chain = parseCertificate(body);
+    if (!chain) throw new HandshakeFailure(AlertDescription.decode_error, 'bad client Certificate');
+    if (chain.length === 0) return chain;
+    try {
+      this.#peerLeaf = new X509Certificate(chain[0]!);
+    } catch {
+      throw new HandshakeFailure(AlertDescription.bad_certificate, 'the client certificate does not parse');
+    }
+    const key = this.#peerLeaf.publicKey;
+    if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') throw new HandshakeFailure(AlertDescription.bad_certificate, 'the client certificate is not an ECDSA P-256 key');
+    return chain;
+  }
+
+  /** CertificateVerify (RFC 5246 7.4.8): the client signed the transcript so far with its certificate's key. */
+  #verifyClientCertificate(body: Buffer): void {
+    const parsed = parseCertificateVerify(body);
+    if (!parsed || parsed.signatureAlgorithm !== ECDSA_SHA256) throw new HandshakeFailure(AlertDescription.decode_error, 'bad CertificateVerify');
+    const signed = Buffer.concat(this.#transcript);
+    if (!verify('sha256', signed, this.#peerLeaf!.publicKey, parsed.signature)) throw new HandshakeFailure(AlertDescription.decrypt_error, 'the CertificateVerify signature does not verify');
+    this.#peerLeaf = undefined;
+    this.#verifiedCertificate = true;
+  }
+
   /** The client's ChangeCipherSpec: the keys its epoch-1 records are protected with. */
   clientProtection(): ReturnType<typeof createProtection> {
     if (!this.#keys) throw new HandshakeFailure(AlertDescription.unexpected_message, 'ChangeCipherSpec before the key exchange');
@@ -179,6 +233,7 @@ export class ServerHandshake {
    * Resumed: checked, and the handshake is done (the server spoke first).
    */
   clientFinished(messageSeq: number, body: Buffer): Outgoing[] {
+    if (this.#peerLeaf) throw new HandshakeFailure(AlertDescription.unexpected_message, 'a client certificate without CertificateVerify');
     const received = parseFinished(body);
     const expected = verifyData(this.#master!, 'client finished', this.#hash());
     if (!received || received.length !== expected.length || !timingSafeEqual(received, expected)) throw new HandshakeFailure(AlertDescription.decrypt_error, 'the client Finished does not verify');
@@ -199,6 +254,7 @@ export class ServerHandshake {
       client: this.#keys!.client,
       server: this.#keys!.server,
       identity: this.#identity,
+      ...(this.#verifiedCertificate && { peerCertificates: this.#peerCertificates }),
       cidIn: this.#cidIn,
       cidOut: this.#cidOut(),
       cidFormat: this.#cidFormat(),
@@ -230,6 +286,8 @@ export class ServerHandshake {
   }
 
   #chooseSuite(): CipherSuite {
+    // RFC 5746 3.6: an initial handshake with a non-empty renegotiated_connection is aborted.
+    if (this.#hello.renegotiationInfo !== undefined && this.#hello.renegotiationInfo.length > 0) throw new HandshakeFailure(AlertDescription.handshake_failure, 'renegotiation_info is not empty');
     const offered = new Set(this.#hello.cipherSuites);
     const groupsOk = this.#hello.supportedGroups === undefined || this.#hello.supportedGroups.includes(SECP256R1);
     const signaturesOk = this.#hello.signatureAlgorithms === undefined || this.#hello.signatureAlgorithms.includes(ECDSA_SHA256);

@@ -1,6 +1,8 @@
 import type { DeviceServer, DeviceServerContext } from '../devices/device-server.js';
 import { ServiceDirectory } from '../devices/service-directory.js';
 import { DtlsTransport } from '../dtls/dtls-transport.js';
+import { checkTrustedCertificates } from '../dtls/trust.js';
+import { AppError } from '../errors.js';
 import { BootstrapServer } from './bootstrap/bootstrap-server.js';
 import { checkServiceBootstrapOption } from './bootstrap/configs.js';
 import { DeviceManagement } from './device-management.js';
@@ -75,7 +77,15 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     endpointById: (accountId, id) => domain.endpoints.byId(accountId, id),
   });
   late.bootstrap = new BootstrapServer({ coapFor: (peer) => server.coapFor(peer), configs: bootstrapConfigs, presence, objects, sendGuard, logger, stepTimeoutMs: config.lwm2mBootstrapStepTimeoutMs });
-  domain.services.checkOptions('lwm2m', (options) => checkServiceBootstrapOption(options));
+  domain.services.checkOptions('lwm2m', (options) => {
+    checkServiceBootstrapOption(options);
+    checkTrustOption(options);
+  });
+  domain.services.checkOptions('coap', (options) => checkTrustOption(options));
+  // A PSK changed or removed: sessions made with the old one are not resumed, connections end.
+  domain.security.onChange((_endpointId, previous) => {
+    if (previous?.pskIdentity !== undefined) dtls?.forgetIdentity(Buffer.from(previous.pskIdentity, 'utf8'));
+  });
   context.channels.lwm2m = management;
   late.plain = plain;
   context.channels.coap = plain;
@@ -92,4 +102,13 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
       await server.stop();
     },
   };
+}
+
+/** The service option `trustedCertificates` (PEM CA certificates for devices in X.509 mode), checked when written. */
+function checkTrustOption(options: Record<string, unknown>): void {
+  try {
+    checkTrustedCertificates(options.trustedCertificates);
+  } catch (error) {
+    throw new AppError('IOTB_REQUEST_VALIDATION', `options.${(error as Error).message}`, { field: 'options.trustedCertificates' });
+  }
 }

@@ -35,7 +35,7 @@ export interface Registration extends RegistrationParameters {
   readonly peer: Peer;
   /** Registered over CoAPS (DTLS): updates and requests go the same way. */
   readonly secure?: boolean | undefined;
-  /** The PSK identity it registered with over DTLS: its updates come with the same one. */
+  /** Who it proved to be over DTLS (PSK identity, or `x509:<certificate SHA-256>`): its updates come from the same. */
   readonly identity?: string | undefined;
   readonly registeredAt: string;
   readonly updatedAt: string;

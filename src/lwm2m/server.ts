@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
   CoapEndpoint,
@@ -17,6 +18,7 @@ import {
 } from '../coap/index.js';
 import { ConfigError, ENV_NAMES } from '../config.js';
 import type { Transport } from '../coap/transport.js';
+import { certificateRefusal, trustAnchors } from '../dtls/trust.js';
 import type { DeviceServer } from '../devices/device-server.js';
 import type { DevicePresence } from '../devices/presence.js';
 import type { SendGuard } from '../devices/send-guard.js';
@@ -61,7 +63,9 @@ export interface Lwm2mServerOptions {
    * CoAPS (RFC 7252 9.1): a DTLS transport carrying the same interfaces on `port`, and what it knows of a
    * peer's association. Absent: plain CoAP only.
    */
-  readonly secure?: { readonly transport: Transport; readonly port: number; readonly sessionOf: (peer: Peer) => { readonly pskIdentity?: string | undefined } | undefined } | undefined;
+  readonly secure?:
+    | { readonly transport: Transport; readonly port: number; readonly sessionOf: (peer: Peer) => { readonly pskIdentity?: string | undefined; readonly peerCertificates?: readonly Buffer[] | undefined } | undefined }
+    | undefined;
   /** An endpoint's DTLS security (mode and PSK identity); a device with one must use it. */
   readonly securityOf?: ((endpointId: string) => Promise<{ readonly mode: string; readonly pskIdentity?: string | undefined } | undefined>) | undefined;
   /** Lets tests shorten CoAP retransmission. */
@@ -304,7 +308,7 @@ export class Lwm2mServer implements DeviceServer {
       accountId: endpoint.accountId,
       serviceId: endpoint.serviceId,
       peer,
-      ...(via === 'dtls' && { secure: true, identity: this.#options.secure?.sessionOf(peer)?.pskIdentity }),
+      ...(via === 'dtls' && { secure: true, identity: this.#identityOf(peer) }),
       registeredAt: now,
       updatedAt: now,
     };
@@ -466,6 +470,11 @@ export class Lwm2mServer implements DeviceServer {
     if (session?.pskIdentity !== undefined) {
       return security?.mode === 'psk' && security.pskIdentity === session.pskIdentity ? undefined : 'the PSK identity belongs to another endpoint';
     }
+    if (session?.peerCertificates?.length) {
+      if (security?.mode !== 'x509') return 'the endpoint does not use X.509';
+      const trusted = Array.isArray(service.options.trustedCertificates) ? (service.options.trustedCertificates as string[]) : [];
+      return certificateRefusal(session.peerCertificates, trustAnchors(trusted), endpoint.key);
+    }
     return 'no authenticated DTLS identity for this endpoint';
   }
 
@@ -476,7 +485,17 @@ export class Lwm2mServer implements DeviceServer {
 
   #sameChannel(registration: Registration, peer: Peer, via: 'udp' | 'dtls'): boolean {
     if ((registration.secure === true) !== (via === 'dtls')) return false;
-    return via === 'udp' || this.#options.secure?.sessionOf(peer)?.pskIdentity === registration.identity;
+    if (via === 'udp') return true;
+    const identity = this.#identityOf(peer);
+    return identity !== undefined && identity === registration.identity;
+  }
+
+  /** Who a DTLS peer proved to be: its PSK identity, or `x509:<SHA-256 of its certificate>`. */
+  #identityOf(peer: Peer): string | undefined {
+    const session = this.#options.secure?.sessionOf(peer);
+    if (session?.pskIdentity !== undefined) return session.pskIdentity;
+    const leaf = session?.peerCertificates?.[0];
+    return leaf && `x509:${createHash('sha256').update(leaf).digest('hex')}`;
   }
 
   async #endpointOf(registration: Registration): Promise<Endpoint | undefined> {

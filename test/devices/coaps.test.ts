@@ -142,6 +142,40 @@ describe('CoAPS: CoAP and LwM2M over DTLS 1.2', { skip }, () => {
     }
   });
 
+  it('X.509 mode: a device certificate issued by a CA the service trusts, naming the endpoint, is let in; others get 4.03', async () => {
+    const openssl = (args: string[]) => {
+      const run = spawnSync('openssl', args, { cwd: dir, timeout: 15_000 });
+      assert.equal(run.status, 0, run.stderr?.toString());
+    };
+    const makeCa = (name: string) => openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '2', '-subj', `/CN=${name}`]);
+    const makeDevice = (name: string, ca: string) => {
+      openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
+      openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.pem`, '-days', '1']);
+    };
+    makeCa('fleet-ca');
+    makeCa('rogue-ca');
+    makeDevice('x509-device', 'fleet-ca');
+    makeDevice('x509-other', 'fleet-ca');
+    makeDevice('x509-rogue', 'rogue-ca');
+    const { readFile } = await import('node:fs/promises');
+    const caPem = await readFile(path.join(dir, 'fleet-ca.pem'), 'utf8');
+    const badOption = await service.request('POST', '/services', { token: tenant.token, body: { name: 'bad-trust', type: 'coap', options: { trustedCertificates: ['not a certificate'] } } });
+    assert.equal(badOption.status, 400, JSON.stringify(badOption.body));
+    const fleet = await createService(service, tenant.token, { name: 'fleet', type: 'coap', options: { trustedCertificates: [caPem], allowNoSec: false } });
+    const endpoint = await createEndpoint(service, tenant.token, { key: 'x509-device', serviceId: fleet });
+    const rogue = await createEndpoint(service, tenant.token, { key: 'x509-rogue', serviceId: fleet });
+    for (const e of [endpoint, rogue]) assert.equal((await service.request('PUT', `/endpoints/${e.id}/security`, { token: tenant.token, body: { mode: 'x509' } })).status, 200);
+    const serverPem = path.join(dir, 'server.pem');
+    await writeFile(serverPem, await (await fetch(`${service.baseUrl}/coaps/certificate`)).text());
+    const withCert = (name: string, target: string) => coapClient('coap-client-openssl', ['-m', 'post', '-c', path.join(dir, `${name}.pem`), '-j', path.join(dir, `${name}.key`), '-C', serverPem, '-e', name, url(`/d/${target}/x`)]);
+    const good = await withCert('x509-device', 'x509-device');
+    assert.doesNotMatch(good.output, /4\.0\d/, good.output);
+    await waitFor(async () => (await events(endpoint.id, 'coap-request')).length === 1 || undefined, 'the request of the certified device');
+    assert.match((await withCert('x509-other', 'x509-device')).output, /4\.03/, 'a certificate naming another endpoint');
+    assert.match((await withCert('x509-rogue', 'x509-rogue')).output, /4\.03/, 'a certificate from an untrusted CA');
+    assert.deepEqual(await events(rogue.id, 'coap-request'), []);
+  });
+
   it('an LwM2M client registers over DTLS with its PSK, is read and observed; its identity cannot register another name', async () => {
     const endpoint = await createEndpoint(service, tenant.token, { key: 'lwm2m-psk', serviceId: lwm2mServiceId });
     await createEndpoint(service, tenant.token, { key: 'lwm2m-other', serviceId: lwm2mServiceId });
