@@ -198,10 +198,20 @@ describe('CoAPS: CoAP and LwM2M over DTLS 1.2', { skip }, () => {
     assert.equal(await plain.register(), '4.03', 'a secured endpoint does not register over plain CoAP');
   });
 
-  it('the server certificate is kept across a restart', async () => {
+  it('the server certificate is kept across a restart, and a Super-Admin rotates it without one', async () => {
     const before = (await (await fetch(`${service.baseUrl}/coaps/certificate`)).text()).trim();
     service = await service.restart();
     const after = (await (await fetch(`${service.baseUrl}/coaps/certificate`)).text()).trim();
     assert.equal(after, before);
+    assert.equal((await service.request('POST', '/coaps/certificate/rotate', { token: tenant.token })).status, 403, 'an account user may not');
+    const rotated = await service.request('POST', '/coaps/certificate/rotate');
+    assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
+    const now = await (await fetch(`${service.baseUrl}/coaps/certificate`)).text();
+    assert.notEqual(now.trim(), before);
+    assert.equal(new X509Certificate(now).fingerprint256, rotated.body.fingerprintSha256);
+    const file = path.join(dir, 'rotated.pem');
+    await writeFile(file, now);
+    const run = await coapClient('coap-client-openssl', ['-m', 'get', '-C', file, url('/d/nobody/x')]);
+    assert.match(run.output, /4\.03/, `the next handshake presents the new certificate: ${run.output}`);
   });
 });

@@ -26,4 +26,21 @@ export const coapsRoutes: FastifyPluginAsyncTypebox<{ serverCertificate: ServerC
       return reply.type('application/x-pem-file').send(serverCertificate.download('pem'));
     },
   );
+
+  app.post(
+    '/coaps/certificate/rotate',
+    {
+      schema: {
+        tags: ['devices'],
+        summary: 'Super-Admin: make a new self-signed server certificate (or re-read the supplied files); used from the next handshake, no restart',
+        response: { 200: Type.Object({ fingerprintSha256: Type.String(), notAfter: Type.String(), source: Type.String() }), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      if (!request.scope.principal.superAdmin) throw new AppError('IOTB_AUTH_FORBIDDEN', 'Super-Admin only');
+      if (!serverCertificate) throw new AppError('IOTB_COAPS_OFF');
+      const rotated = await serverCertificate.rotate();
+      return { fingerprintSha256: rotated.fingerprintSha256, notAfter: rotated.notAfter.toISOString(), source: rotated.source };
+    },
+  );
 };
