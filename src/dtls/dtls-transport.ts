@@ -128,6 +128,9 @@ export class DtlsTransport implements Transport {
     if (first.epoch === 0 && first.contentType === ContentType.handshake) {
       const handshaking = this.#handshakes.get(key);
       if (handshaking && !this.#isNewHello(first, handshaking)) return this.#queue(handshaking, records, peer);
+      // Established, and the client repeats its last flight (our Finished was lost): send ours again (RFC 6347 4.2.4).
+      const established = this.#byPeer.get(key);
+      if (!handshaking && established && parseHandshakeFragments(first.fragment)?.[0]?.msgType !== HandshakeType.clientHello) return this.#queue(established, records, peer);
       return this.#hello(first, peer);
     }
     const connection = this.#handshakes.get(key) ?? this.#byPeer.get(key);
@@ -195,10 +198,12 @@ export class DtlsTransport implements Transport {
       if (connection.replay.isReplay(record.sequenceNumber)) continue;
       const opened = connection.readProtection.open(header, record.fragment);
       if (!opened) continue; // bad MAC: dropped silently (RFC 6347 4.1.2.7)
+      const newest = connection.replay.latest;
       connection.replay.accept(record.sequenceNumber);
       connection.lastHeard = Date.now();
       const { content, type } = opened;
-      if (record.cid && formatPeer(peer) !== formatPeer(connection.peer) && connection.established) this.#moved(connection, peer);
+      // RFC 9146 6: only an authenticated record newer than any before moves the connection to its address.
+      if (record.cid && record.sequenceNumber > newest && formatPeer(peer) !== formatPeer(connection.peer) && connection.established) this.#moved(connection, peer);
       await this.#content(connection, type, content);
     }
   }

@@ -76,7 +76,16 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     queue: new SqlDeviceQueueStore(database.db),
     endpointById: (accountId, id) => domain.endpoints.byId(accountId, id),
   });
-  late.bootstrap = new BootstrapServer({ coapFor: (peer) => server.coapFor(peer), configs: bootstrapConfigs, presence, objects, sendGuard, logger, stepTimeoutMs: config.lwm2mBootstrapStepTimeoutMs });
+  late.bootstrap = new BootstrapServer({
+    coapFor: (peer) => server.coapFor(peer),
+    configs: bootstrapConfigs,
+    presence,
+    objects,
+    sendGuard,
+    logger,
+    stepTimeoutMs: config.lwm2mBootstrapStepTimeoutMs,
+    serverCertificate: () => serverCertificate?.current.chain[0],
+  });
   domain.services.checkOptions('lwm2m', (options) => {
     checkServiceBootstrapOption(options);
     checkTrustOption(options);

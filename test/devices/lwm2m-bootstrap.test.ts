@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoapEndpoint, option, OptionNumber, uriPath, uriQueryOptions, UdpTransport } from '../../src/coap/index.js';
 import { CLIENT_PROFILES, DEFAULT_VALUES, SimulatedClient, type SimulatedClientOptions } from '../../tools/lwm2m-client.js';
+import { generateSelfSigned } from '../../src/dtls/self-signed.js';
 import { waitFor } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
@@ -21,6 +22,7 @@ for (const dialect of DIALECTS) {
 
     const uri = () => `coap://127.0.0.1:${service.ports.coap}`;
     const nosec = (extra: Record<string, unknown> = {}) => ({ uri: uri(), shortServerId: 1, lifetime: 300, binding: 'U', securityMode: 'nosec', ...extra });
+    const device_ = (key: string) => device(key);
     const device = async (key: string, options: Partial<SimulatedClientOptions> = {}) => {
       const client = new SimulatedClient({ endpointName: key, values: UNCONFIGURED, transmission: { ackTimeout: 1000, maxRetransmit: 2 }, ...options });
       clients.push(client);
@@ -195,6 +197,28 @@ for (const dialect of DIALECTS) {
       } finally {
         await raw.stop();
       }
+    });
+
+    it('a certificate-mode account is written with the device certificate, the CoAPS server certificate and the key (PKCS#8); the key is write-only', async () => {
+      const endpoint = await createEndpoint(service, tenant.token, { key: 'bs-x509', serviceId });
+      const device = generateSelfSigned({ commonName: 'bs-x509', lifetimeDays: 2 });
+      const other = generateSelfSigned({ commonName: 'someone-else', lifetimeDays: 2 });
+      const mismatched = await put(endpoint.id, { servers: [{ uri: 'coaps://127.0.0.1:5684', shortServerId: 4, securityMode: 'x509', certificate: device.certificatePem, privateKey: other.privateKeyPem }] });
+      assert.equal(mismatched.status, 400);
+      assert.match(mismatched.body.error.message, /privateKey: does not match the certificate/);
+      const saved = await put(endpoint.id, { servers: [{ uri: 'coaps://127.0.0.1:5684', shortServerId: 4, securityMode: 'x509', certificate: device.certificatePem, privateKey: device.privateKeyPem }] });
+      assert.equal(saved.status, 200, JSON.stringify(saved.body));
+      assert.deepEqual([saved.body.config.servers[0].privateKey, saved.body.config.servers[0].privateKeySet], [undefined, true]);
+      const client = await device_('bs-x509');
+      const result = await client.bootstrap(bootstrapPeer(), { timeoutMs: 10_000 });
+      assert.equal(result.finished, true, JSON.stringify(result));
+      assert.equal(result.server?.securityMode, 2);
+      const bytes = (path: string) => Buffer.from(client.values.get(path)?.value as Uint8Array);
+      const serverDer = Buffer.from(await (await fetch(`${service.baseUrl}/coaps/certificate?format=der`)).arrayBuffer());
+      assert.ok(bytes('/0/1/3').equals(device.certificateDer), 'the device certificate');
+      assert.ok(bytes('/0/1/4').equals(serverDer), 'the server certificate to verify the server with');
+      assert.ok(bytes('/0/1/5').equals(device.privateKey.export({ type: 'pkcs8', format: 'der' })), 'the device key, PKCS#8');
+      assert.ok(!JSON.stringify(await events(endpoint.id)).includes(device.privateKeyPem.slice(40, 80)));
     });
 
     it('a PSK account is written with its identity and key; the configured instance moves off the Bootstrap-Server account', async () => {

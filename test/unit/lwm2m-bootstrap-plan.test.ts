@@ -108,7 +108,7 @@ describe('bootstrap configuration', () => {
     ['an unknown field', { servers: [nosec({ colour: 'red' })] }, 'servers[0].colour'],
     ['shortServerId 0', { servers: [nosec({ shortServerId: 0 })] }, 'servers[0].shortServerId'],
     ['lifetime 0', { servers: [nosec({ lifetime: 0 })] }, 'servers[0].lifetime'],
-    ['an unknown securityMode', { servers: [nosec({ securityMode: 'x509' })] }, 'servers[0].securityMode'],
+    ['an unknown securityMode', { servers: [nosec({ securityMode: 'rpk' })] }, 'servers[0].securityMode'],
     ['an unknown writeEncoding', { servers: [nosec()], writeEncoding: 'json' }, 'writeEncoding'],
     ['a body that is not an object', 'servers', 'body'],
   ];

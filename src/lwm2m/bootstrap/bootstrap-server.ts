@@ -50,6 +50,8 @@ export interface BootstrapServerOptions {
   readonly objects: ObjectRegistry;
   readonly sendGuard?: SendGuard | undefined;
   readonly logger: Logger;
+  /** The CoAPS server certificate (DER) for certificate-mode accounts; undefined when CoAPS is off. */
+  readonly serverCertificate?: (() => Buffer | undefined) | undefined;
   /** ms each request waits for the device; default 30 s. */
   readonly stepTimeoutMs?: number | undefined;
 }
@@ -111,7 +113,7 @@ export class BootstrapServer {
       const config = avoidBootstrapAccount(configured, discovered.bootstrapSecurityInstances);
       if (config !== configured) await this.#emit(endpoint, { stage: 'step', operation: 'adjust', securityInstance: config.securityInstance, reason: 'the configured Security instance is the Bootstrap-Server account' });
       const models = this.#options.objects.lookupFor(endpoint.accountId);
-      const steps = bootstrapPlan(config, { pct, models });
+      const steps = bootstrapPlan(config, { pct, models, serverCertificate: this.#options.serverCertificate?.() });
       for (const step of steps) {
         if (step.operation === 'finish') {
           if (discovered.version !== '1.0') {

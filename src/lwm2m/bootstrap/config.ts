@@ -11,6 +11,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { CONTENT_FORMATS } from '../model.js';
 
@@ -26,10 +27,10 @@ const MAX_PSK_KEY_BYTES = 64;
 /** Lifetime, periods: kept within a signed 32-bit integer, which every client's integer type holds. */
 const MAX_SECONDS = 2_147_483_647;
 
-export const SECURITY_MODES = ['nosec', 'psk'] as const;
+export const SECURITY_MODES = ['nosec', 'psk', 'x509'] as const;
 export type SecurityModeName = (typeof SECURITY_MODES)[number];
 /** The Security Mode resource (/0/x/2) value of each mode: 0 Pre-Shared Key, 3 NoSec (Core Appendix E.1). */
-export const SECURITY_MODE_VALUES: Readonly<Record<SecurityModeName, number>> = { psk: 0, nosec: 3 };
+export const SECURITY_MODE_VALUES: Readonly<Record<SecurityModeName, number>> = { psk: 0, x509: 2, nosec: 3 };
 
 export const WRITE_AS = ['instances', 'resources'] as const;
 export type WriteAs = (typeof WRITE_AS)[number];
@@ -52,6 +53,8 @@ export const BootstrapServerBody = Type.Object(
     securityMode: Type.Enum([...SECURITY_MODES], { description: 'nosec, or psk with pskIdentity and pskKey' }),
     pskIdentity: Type.Optional(Type.String({ minLength: 1, description: `PSK identity (psk only), at most ${MAX_PSK_IDENTITY_BYTES} bytes of UTF-8` })),
     pskKey: Type.Optional(Type.String({ minLength: 2, description: `PSK (psk only) in hex, 1 to ${MAX_PSK_KEY_BYTES} bytes` })),
+    certificate: Type.Optional(Type.String({ maxLength: 20_000, description: "x509 only: the device's certificate (PEM, EC P-256), written to Security resource 3" })),
+    privateKey: Type.Optional(Type.String({ maxLength: 20_000, description: "x509 only: the device's private key (PEM), written to resource 5 as PKCS#8 DER; write-only" })),
     notificationStoring: Type.Optional(Type.Boolean({ description: 'Notification Storing When Disabled or Offline (default true)' })),
     defaultMinPeriod: Type.Optional(Seconds('Default Minimum Period, seconds', 0)),
     defaultMaxPeriod: Type.Optional(Seconds('Default Maximum Period, seconds', 1)),
@@ -98,6 +101,9 @@ export interface BootstrapServerConfig {
   readonly pskIdentity?: string | undefined;
   /** The PSK as lower-case hex (psk only). */
   readonly pskKey?: string | undefined;
+  /** x509: the device's certificate and private key (PEM). The server's own certificate is written beside them. */
+  readonly certificate?: string | undefined;
+  readonly privateKey?: string | undefined;
   readonly notificationStoring: boolean;
   readonly defaultMinPeriod?: number | undefined;
   readonly defaultMaxPeriod?: number | undefined;
@@ -164,6 +170,8 @@ function normalizeServer(server: BootstrapConfigBodyType['servers'][number], at:
     throw invalid(`${at}.defaultMinPeriod`, `${server.defaultMinPeriod} is above defaultMaxPeriod ${server.defaultMaxPeriod}`);
   }
   let psk: { pskIdentity: string; pskKey: string } | undefined;
+  let x509: { certificate: string; privateKey: string } | undefined;
+  if (server.securityMode !== 'x509' && (server.certificate !== undefined || server.privateKey !== undefined)) throw invalid(`${at}.certificate`, 'is only for securityMode x509');
   if (server.securityMode === 'psk') {
     if (server.pskIdentity === undefined) throw invalid(`${at}.pskIdentity`, 'is required with securityMode psk');
     if (server.pskKey === undefined) throw invalid(`${at}.pskKey`, 'is required with securityMode psk');
@@ -172,6 +180,10 @@ function normalizeServer(server: BootstrapConfigBodyType['servers'][number], at:
     if (!HEX.test(server.pskKey)) throw invalid(`${at}.pskKey`, 'is not hex (an even number of 0-9, a-f)');
     if (server.pskKey.length / 2 > MAX_PSK_KEY_BYTES) throw invalid(`${at}.pskKey`, `is ${server.pskKey.length / 2} bytes, at most ${MAX_PSK_KEY_BYTES}`);
     psk = { pskIdentity: server.pskIdentity, pskKey: server.pskKey.toLowerCase() };
+  } else if (server.securityMode === 'x509') {
+    if (server.pskIdentity !== undefined || server.pskKey !== undefined) throw invalid(`${at}.pskIdentity`, 'is only for securityMode psk');
+    psk = undefined;
+    x509 = checkDeviceCertificate(server.certificate, server.privateKey, at);
   } else {
     // Leshan's ConfigurationChecker.checkNoSec: a NoSec account carries no keys.
     if (server.pskIdentity !== undefined) throw invalid(`${at}.pskIdentity`, 'is only for securityMode psk');
@@ -184,10 +196,32 @@ function normalizeServer(server: BootstrapConfigBodyType['servers'][number], at:
     binding,
     securityMode: server.securityMode,
     ...psk,
+    ...x509,
     notificationStoring: server.notificationStoring ?? true,
     ...(server.defaultMinPeriod !== undefined && { defaultMinPeriod: server.defaultMinPeriod }),
     ...(server.defaultMaxPeriod !== undefined && { defaultMaxPeriod: server.defaultMaxPeriod }),
   };
+}
+
+/** x509: a P-256 certificate and the private key that matches it, both PEM (Transport 1.1 "Certificate Mode"). */
+function checkDeviceCertificate(certificate: string | undefined, privateKey: string | undefined, at: string): { certificate: string; privateKey: string } {
+  if (certificate === undefined) throw invalid(`${at}.certificate`, 'is required with securityMode x509');
+  if (privateKey === undefined) throw invalid(`${at}.privateKey`, 'is required with securityMode x509');
+  let parsed: X509Certificate;
+  try {
+    parsed = new X509Certificate(certificate);
+  } catch {
+    throw invalid(`${at}.certificate`, 'is not a PEM X.509 certificate');
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(privateKey);
+  } catch {
+    throw invalid(`${at}.privateKey`, 'is not a PEM private key');
+  }
+  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') throw invalid(`${at}.privateKey`, 'is not an EC P-256 key');
+  if (!parsed.checkPrivateKey(key)) throw invalid(`${at}.privateKey`, 'does not match the certificate');
+  return { certificate, privateKey };
 }
 
 /**

@@ -74,10 +74,10 @@ export function checkServiceBootstrapOption(options: Record<string, unknown> | u
   }
 }
 
-/** A configuration as the API shows it: PSK keys are write-only (`pskKeySet` says one is stored). */
+/** A configuration as the API shows it: PSK and private keys are write-only (`pskKeySet`, `privateKeySet` say one is stored). */
 export function redactBootstrapConfig(config: BootstrapConfig): Record<string, unknown> {
   return {
     ...config,
-    servers: config.servers.map(({ pskKey, ...server }) => ({ ...server, ...(pskKey !== undefined && { pskKeySet: true }) })),
+    servers: config.servers.map(({ pskKey, privateKey, ...server }) => ({ ...server, ...(pskKey !== undefined && { pskKeySet: true }), ...(privateKey !== undefined && { privateKeySet: true }) })),
   };
 }

@@ -16,6 +16,7 @@
  * device reached us through), then for each server its Security write(s) and its Server write(s), then
  * Bootstrap-Finish.
  */
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { encode } from '../codecs/index.js';
 import { CONTENT_FORMATS, type Lwm2mRecord, type ModelLookup } from '../model.js';
 import { SECURITY_MODE_VALUES, WRITE_ENCODING_FORMATS, type BootstrapConfig, type BootstrapServerConfig, type WriteEncoding } from './config.js';
@@ -40,6 +41,8 @@ export interface BootstrapDevice {
   readonly pct?: number | undefined;
   /** Its object definitions; handed to the codecs. */
   readonly models?: ModelLookup | undefined;
+  /** The CoAPS server certificate (DER), written to resource 4 of certificate-mode accounts. */
+  readonly serverCertificate?: Buffer | undefined;
 }
 
 /** pct values the plan follows (Core 1.1 "Bootstrap-Request Operation" allows these; see docs/status.md). */
@@ -96,7 +99,7 @@ export function bootstrapPlan(config: BootstrapConfig, device: BootstrapDevice =
   config.servers.forEach((server, index) => {
     if (!(skipNoSec && server.securityMode === 'nosec')) {
       const id = config.securityInstance + index;
-      write(`/0/${id}`, securityRecords(server, id));
+      write(`/0/${id}`, securityRecords(server, id, device.serverCertificate));
     }
     const id = config.serverInstance + index;
     write(`/1/${id}`, serverRecords(server, id));
@@ -105,17 +108,32 @@ export function bootstrapPlan(config: BootstrapConfig, device: BootstrapDevice =
   return steps;
 }
 
-/** The Security Object instance of a server account (resources 0-5 and 10, as Leshan writes them). */
-export function securityRecords(server: BootstrapServerConfig, instanceId: number): Lwm2mRecord[] {
+/**
+ * The Security Object instance of a server account (resources 0-5 and 10, as Leshan writes them). Certificate
+ * mode (Transport 1.1 "Certificate Mode"): 3 the device's certificate (DER), 4 the server's certificate
+ * (`serverCertificate`, DER: what the device verifies the server with), 5 the device's key (PKCS#8 DER).
+ */
+export function securityRecords(server: BootstrapServerConfig, instanceId: number, serverCertificate?: Buffer): Lwm2mRecord[] {
   const at = (resourceId: number) => `/0/${instanceId}/${resourceId}`;
-  const psk = server.securityMode === 'psk';
+  const opaque = (bytes: Buffer | undefined) => new Uint8Array(bytes ?? Buffer.alloc(0));
+  let identity: Buffer | undefined;
+  let serverKey: Buffer | undefined;
+  let secret: Buffer | undefined;
+  if (server.securityMode === 'psk') {
+    identity = Buffer.from(server.pskIdentity ?? '', 'utf8');
+    secret = Buffer.from(server.pskKey ?? '', 'hex');
+  } else if (server.securityMode === 'x509') {
+    identity = Buffer.from(new X509Certificate(server.certificate!).raw);
+    serverKey = serverCertificate;
+    secret = createPrivateKey(server.privateKey!).export({ type: 'pkcs8', format: 'der' });
+  }
   return [
     { path: at(0), type: 'string', value: server.uri },
     { path: at(1), type: 'boolean', value: false },
     { path: at(2), type: 'integer', value: SECURITY_MODE_VALUES[server.securityMode] },
-    { path: at(3), type: 'opaque', value: psk ? new Uint8Array(Buffer.from(server.pskIdentity ?? '', 'utf8')) : new Uint8Array(0) },
-    { path: at(4), type: 'opaque', value: new Uint8Array(0) },
-    { path: at(5), type: 'opaque', value: psk ? new Uint8Array(Buffer.from(server.pskKey ?? '', 'hex')) : new Uint8Array(0) },
+    { path: at(3), type: 'opaque', value: opaque(identity) },
+    { path: at(4), type: 'opaque', value: opaque(serverKey) },
+    { path: at(5), type: 'opaque', value: opaque(secret) },
     { path: at(10), type: 'integer', value: server.shortServerId },
   ];
 }
