@@ -236,8 +236,9 @@ interface ClientExchange {
 
 interface ClientObservation {
   readonly kind: 'observation';
-  readonly peer: Peer;
-  readonly key: string;
+  /** Where the observed resource is; follows the peer when its transport says it moved (DTLS Connection ID). */
+  peer: Peer;
+  key: string;
   tokenKey: string;
   token: Buffer;
   readonly request: OutgoingRequest;
@@ -938,6 +939,11 @@ export class CoapEndpoint {
   /** A separate response or a notification (CON or NON carrying a response code). */
   #onResponse(message: CoapMessage, peer: Peer, key: string, seen: SeenMessage, now: number): void {
     const entry = this.#tokens.get(message.token.toString('hex'));
+    // RFC 7252 9.1.1: over DTLS a response matches by security association, which may have moved (Connection ID).
+    if (entry?.kind === 'observation' && entry.key !== key && this.#transport.sameAssociation?.(entry.peer, peer) === true) {
+      entry.peer = peer;
+      entry.key = key;
+    }
     if (entry === undefined || entry.key !== key || !checkOptions(message.options).ok) {
       // RFC 7252 5.3.2 / RFC 7641 3.6: a response nobody waits for is rejected, which also ends a stale observation.
       seen.reply = encodeMessage(emptyMessage('RST', message.messageId));

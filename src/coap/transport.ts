@@ -33,6 +33,11 @@ export interface Transport {
    * so the message layer need not limit responses to unverified peers (RFC 7252 11.3).
    */
   readonly verifiesPeers: boolean;
+  /**
+   * Whether datagrams from `from` and `to` belong to one security association (DTLS: a connection that moved
+   * with its Connection ID), so that responses and notifications from `to` match what was sent to `from`.
+   */
+  sameAssociation?(from: Peer, to: Peer): boolean;
 }
 
 export interface UdpTransportOptions {

@@ -91,6 +91,11 @@ export class DtlsTransport implements Transport {
     this.#udp.send(connection.record(ContentType.applicationData, datagram, 1), connection.peer);
   }
 
+  /** Whether `to` is where the connection once at `from` is now (it moved with its Connection ID). */
+  sameAssociation(from: Peer, to: Peer): boolean {
+    return this.#byPeer.get(formatPeer(to))?.formerAddresses.includes(formatPeer(from)) ?? false;
+  }
+
   /** The DTLS association of a peer, if it has one. */
   sessionOf(peer: Peer): DtlsSession | undefined {
     const established = this.#byPeer.get(formatPeer(peer))?.established;
@@ -284,6 +289,8 @@ export class DtlsTransport implements Transport {
   #moved(connection: DtlsConnection, peer: Peer): void {
     const oldKey = formatPeer(connection.peer);
     if (this.#byPeer.get(oldKey) === connection) this.#byPeer.delete(oldKey);
+    connection.formerAddresses.push(oldKey);
+    if (connection.formerAddresses.length > 4) connection.formerAddresses.shift();
     connection.peer = peer;
     const displaced = this.#byPeer.get(formatPeer(peer));
     if (displaced && displaced !== connection) this.#unlink(displaced);
@@ -307,7 +314,9 @@ export class DtlsTransport implements Transport {
   #alert(connection: DtlsConnection, content: Buffer): void {
     const parsed = parseAlert(content);
     if (!parsed) return;
-    if (parsed.level === 2 || parsed.description === AlertDescription.close_notify) this.#drop(connection);
+    // RFC 5246 7.2.1: a close_notify is answered with one; a fatal alert just ends the connection.
+    if (parsed.description === AlertDescription.close_notify) this.#drop(connection, AlertDescription.close_notify);
+    else if (parsed.level === 2) this.#drop(connection);
   }
 
   #fail(connection: DtlsConnection, error: unknown): void {
