@@ -35,6 +35,8 @@ export class DtlsConnection {
   /** Records of one connection are handled one after another (key look-ups are asynchronous). */
   chain: Promise<void> = Promise.resolve();
   lastHeard = Date.now();
+  /** When the last flight was last sent again for an unauthenticated repeat (rate limit). */
+  lastResend = 0;
   /** Addresses it had before (Connection ID moves), newest last, a few at most. */
   readonly formerAddresses: string[] = [];
   readonly startedAt = Date.now();

@@ -14,6 +14,10 @@ import { HandshakeFailure, ServerHandshake, type Outgoing, type ServerCredential
 import { ContentType, DTLS_1_0, DTLS_1_2, parseRecords, serializeRecord, type DtlsRecord } from './records.js';
 import { SessionCache } from './sessions.js';
 
+/** Largest record number a ClientHello may carry, and its largest message_seq (real clients use 0 and 1). */
+const MAX_HELLO_RECORD_SEQ = 2n ** 32n;
+const MAX_HELLO_MESSAGE_SEQ = 255;
+
 export interface DtlsTransportOptions extends UdpTransportOptions {
   readonly credentials: ServerCredentials;
   /** Handshakes in progress at most, in total and per address. */
@@ -155,6 +159,8 @@ export class DtlsTransport implements Transport {
     const fragment = fragments?.[0];
     // Stateless: the first ClientHello must come whole in one record.
     if (!fragment || fragment.msgType !== HandshakeType.clientHello || fragment.fragmentOffset !== 0 || fragment.fragmentLength !== fragment.length) return;
+    // A client starts near 0: numbers near the top would run out before the handshake ends (RFC 6347 4.1).
+    if (record.sequenceNumber > MAX_HELLO_RECORD_SEQ || fragment.messageSeq > MAX_HELLO_MESSAGE_SEQ) return;
     const hello = parseClientHello(fragment.body);
     if (!hello) return;
     const input = clientHelloCookieInput(hello);
@@ -165,13 +171,14 @@ export class DtlsTransport implements Transport {
       return;
     }
     const key = formatPeer(peer);
+    // The peer starts over: its handshake in progress goes (timer included) before the counts are read.
+    const previous = this.#handshakes.get(key);
+    if (previous) this.#unlink(previous);
     const perAddress = this.#handshakesPerAddress.get(peer.address) ?? 0;
     if (this.#handshakes.size >= (this.#options.maxHandshakes ?? 1000) || perAddress >= (this.#options.maxHandshakesPerAddress ?? 16)) {
       this.#options.logger?.debug({ peer: key }, 'too many DTLS handshakes in progress: ClientHello ignored');
       return;
     }
-    const previous = this.#handshakes.get(key);
-    if (previous) this.#forgetHandshake(previous);
     const connection = new DtlsConnection(peer, record.sequenceNumber);
     connection.handshake = new ServerHandshake(hello, fragment.messageSeq, fragment.body, { credentials: this.#options.credentials, sessions: this.#sessions, cidLength: this.#options.cidLength ?? 6 });
     connection.reassembler.nextSeq = fragment.messageSeq + 1;
@@ -217,6 +224,15 @@ export class DtlsTransport implements Transport {
   async #plainRecord(connection: DtlsConnection, record: DtlsRecord): Promise<void> {
     const handshake = connection.handshake;
     if (!handshake) return;
+    if (connection.established) {
+      // Unauthenticated: an alert or handshake record at epoch 0 cannot end or steer an established connection.
+      // The one thing it may mean is that our last flight was lost: that is sent again, at most once a second.
+      if (record.contentType === ContentType.handshake && Date.now() - connection.lastResend > 1000 && connection.lastFlight.length > 0) {
+        connection.lastResend = Date.now();
+        this.#sendFlight(connection, connection.lastFlight, false);
+      }
+      return;
+    }
     if (record.contentType === ContentType.changeCipherSpec) {
       if (!connection.readProtection) connection.readProtection = handshake.clientProtection();
       connection.cidIn = handshake.cidIn;
@@ -225,7 +241,7 @@ export class DtlsTransport implements Transport {
     }
     if (record.contentType === ContentType.alert) return this.#alert(connection, record.fragment);
     if (record.contentType !== ContentType.handshake) return;
-    await this.#handshakeFragments(connection, record.fragment);
+    await this.#handshakeFragments(connection, record.fragment, 0);
   }
 
   async #content(connection: DtlsConnection, type: number, content: Buffer): Promise<void> {
@@ -234,19 +250,23 @@ export class DtlsTransport implements Transport {
       return;
     }
     if (type === ContentType.alert) return this.#alert(connection, content);
-    if (type === ContentType.handshake) await this.#handshakeFragments(connection, content);
+    if (type === ContentType.handshake) await this.#handshakeFragments(connection, content, 1);
   }
 
-  async #handshakeFragments(connection: DtlsConnection, content: Buffer): Promise<void> {
+  async #handshakeFragments(connection: DtlsConnection, content: Buffer, epoch: number): Promise<void> {
     const fragments = parseHandshakeFragments(content);
     if (!fragments) return;
     const handshake = connection.handshake;
+    let resent = false;
     for (const fragment of fragments) {
-      // The client repeats a flight: ours was lost; send it again (RFC 6347 4.2.4).
+      // The client repeats a flight: ours was lost; send it again (RFC 6347 4.2.4), once per datagram.
       if (fragment.messageSeq < connection.reassembler.nextSeq) {
-        if (connection.lastFlight.length > 0) this.#sendFlight(connection, connection.lastFlight, false);
+        if (!resent && connection.lastFlight.length > 0) this.#sendFlight(connection, connection.lastFlight, false);
+        resent = true;
         continue;
       }
+      // The Finished is the first message under the new keys: a plaintext one is a protocol error.
+      if (fragment.msgType === HandshakeType.finished && epoch === 0) throw new HandshakeFailure(AlertDescription.unexpected_message, 'a Finished before ChangeCipherSpec');
       if (!handshake) continue;
       for (const message of connection.reassembler.add(fragment)) {
         connection.stopFlightTimer();
@@ -304,9 +324,13 @@ export class DtlsTransport implements Transport {
     if (!awaitsAnswer) return;
     connection.stopFlightTimer();
     connection.flightTimer = setTimeout(() => {
-      if (connection.established || !this.#handshakes.has(formatPeer(connection.peer))) return;
+      if (connection.established || this.#handshakes.get(formatPeer(connection.peer)) !== connection) return;
       connection.flightTimeoutMs = Math.min(connection.flightTimeoutMs * 2, 60_000);
-      this.#sendFlight(connection, connection.lastFlight, true);
+      try {
+        this.#sendFlight(connection, connection.lastFlight, true);
+      } catch (error) {
+        this.#fail(connection, error);
+      }
     }, connection.flightTimeoutMs);
     connection.flightTimer.unref();
   }

@@ -234,15 +234,16 @@ export class ServerHandshake {
    */
   clientFinished(messageSeq: number, body: Buffer): Outgoing[] {
     if (this.#peerLeaf) throw new HandshakeFailure(AlertDescription.unexpected_message, 'a client certificate without CertificateVerify');
+    if (!this.#master || !this.#keys) throw new HandshakeFailure(AlertDescription.unexpected_message, 'a Finished before the key exchange');
     const received = parseFinished(body);
-    const expected = verifyData(this.#master!, 'client finished', this.#hash());
+    const expected = verifyData(this.#master, 'client finished', this.#hash());
     if (!received || received.length !== expected.length || !timingSafeEqual(received, expected)) throw new HandshakeFailure(AlertDescription.decrypt_error, 'the client Finished does not verify');
     this.#transcript.push(handshakeHashInput(HandshakeType.finished, messageSeq, body));
     if (this.#resumed) {
       this.#done();
       return [];
     }
-    const flight: Outgoing[] = [{ kind: 'ccs' }, this.#message(HandshakeType.finished, finished(verifyData(this.#master!, 'server finished', this.#hash())), 1)];
+    const flight: Outgoing[] = [{ kind: 'ccs' }, this.#message(HandshakeType.finished, finished(verifyData(this.#master, 'server finished', this.#hash())), 1)];
     this.#done();
     return flight;
   }
