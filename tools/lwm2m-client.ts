@@ -15,8 +15,10 @@ import { decode, decodePaths, encode, encodeLinks, type LinkAttribute } from '..
 import { CONTENT_FORMATS, parsePath, type Lwm2mRecord, type ModelLookup } from '../src/lwm2m/model.js';
 import { ObjectRegistry } from '../src/lwm2m/objects/registry.js';
 import { BootstrapSession, EXCHANGE_LIFETIME_MS, ensureBootstrapAccount, loopbackPeer, serverAccounts, type BootstrapResult } from './lwm2m-bootstrap-client.js';
+import { FirmwareDevice, tapTransport, type FirmwareOptions } from './lwm2m-firmware.js';
 
 export type { BootstrapResult, ServerAccount } from './lwm2m-bootstrap-client.js';
+export type { FirmwareOptions } from './lwm2m-firmware.js';
 
 export interface SimulatedClientOptions {
   /**
@@ -49,6 +51,8 @@ export interface SimulatedClientOptions {
   readonly formats?: readonly number[];
   /** Content formats it announces in its root link (`</>;rt="oma.lwm2m";ct=…`); without, it sends no root link. */
   readonly announce?: readonly number[];
+  /** A Firmware Update object (/5/0, tools/lwm2m-firmware.ts) that takes pushed and pulled packages and updates. */
+  readonly firmware?: FirmwareOptions;
 }
 
 const F = CONTENT_FORMATS;
@@ -104,6 +108,8 @@ export class SimulatedClient {
   readonly received: string[] = [];
   /** Notifications sent to observers, e.g. `/3303/0/5700` (the observed path). */
   readonly notified: string[] = [];
+  /** The Firmware Update object, with `options.firmware`. */
+  readonly firmware: FirmwareDevice | undefined;
   /** Observe-Composite registrations: the paths each token watches. */
   readonly #compositePaths = new Map<string, readonly string[]>();
   readonly #models: ModelLookup;
@@ -127,16 +133,29 @@ export class SimulatedClient {
     for (const record of options.values ?? DEFAULT_VALUES) this.values.set(record.path, record);
     this.#server = options.server;
     this.#ipv6 = options.server?.address.includes(':') ?? false;
-    this.#transport =
+    const transport =
       options.dtls && options.server
         ? new DtlsClientTransport({ server: options.server, ...options.dtls, ...(options.localPort !== undefined && { localPort: options.localPort }) })
         : new UdpTransport({ host: this.#ipv6 ? '::1' : '127.0.0.1', port: options.localPort ?? 0 });
+    // The firmware object sees Package blocks go by; the endpoint hands it only the whole body.
+    this.#transport = options.firmware ? tapTransport(transport, (datagram) => this.firmware?.inspect(datagram)) : transport;
     this.coap = new CoapEndpoint({
       transport: this.#transport,
       rateLimit: false,
       transmission: { ackTimeout: options.transmission?.ackTimeout ?? 2000, maxRetransmit: options.transmission?.maxRetransmit ?? 4 },
     });
     this.coap.onRequest((request, peer) => this.#serve(request, peer));
+    this.firmware = options.firmware
+      ? new FirmwareDevice(options.firmware, {
+          values: this.values,
+          coap: this.coap,
+          ipv6: this.#ipv6,
+          psk: options.dtls,
+          changeValue: (path, value) => this.changeValue(path, value),
+          decode: (request, path) => this.#decode(request, path),
+          register: () => this.register(),
+        })
+      : undefined;
   }
 
   get registered(): boolean {
@@ -158,6 +177,7 @@ export class SimulatedClient {
 
   async stop(): Promise<void> {
     this.#bootstrap?.end(false);
+    this.firmware?.stop();
     await this.coap.stop();
   }
 
@@ -338,6 +358,8 @@ export class SimulatedClient {
     this.received.push(`${request.code} ${path}`);
     // Only while bootstrapping, and only from the Bootstrap-Server, are requests Bootstrap operations.
     if (this.#bootstrap?.from(peer)) return this.#bootstrap.serve(request);
+    const firmware = this.firmware?.serve(request, path);
+    if (firmware) return firmware;
     let parsed;
     try {
       parsed = parsePath(path);
