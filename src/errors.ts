@@ -73,6 +73,12 @@ export const ERRORS = {
   // Triggers
   IOTB_TRIGGER_NOT_FOUND: { status: 404, message: 'No such trigger' },
 
+  // File repository
+  IOTB_FILE_NOT_FOUND: { status: 404, message: 'No file with this name in the account' },
+  IOTB_FILE_NAME_TAKEN: { status: 409, message: 'The account already has a file with this name' },
+  IOTB_FILE_TOO_LARGE: { status: 413, message: 'The file is larger than allowed: nothing was stored' },
+  IOTB_FILE_RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested byte range starts past the end of the file' },
+
   // LwM2M object registry
   IOTB_LWM2M_OBJECT_INVALID: { status: 400, message: 'The LwM2M object definition (DDF XML) is not valid' },
   IOTB_LWM2M_OBJECT_NOT_FOUND: { status: 404, message: 'No such LwM2M object definition' },

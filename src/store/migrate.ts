@@ -22,6 +22,7 @@ import { lwm2mObservations } from './migrations/0024-lwm2m-observations.js';
 import { lwm2mQueue } from './migrations/0025-lwm2m-queue.js';
 import { lwm2mBootstrapConfigs } from './migrations/0026-lwm2m-bootstrap-configs.js';
 import { endpointSecurity } from './migrations/0027-endpoint-security.js';
+import { files } from './migrations/0028-files.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -48,6 +49,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0025-lwm2m-queue': lwm2mQueue(),
     '0026-lwm2m-bootstrap-configs': lwm2mBootstrapConfigs(),
     '0027-endpoint-security': endpointSecurity(),
+    '0028-files': files(database.dialect),
   };
 }
 

@@ -289,6 +289,37 @@ export interface EndpointSecurityTable {
   updated_at: number;
 }
 
+/** The file repository's files (migration 0028): metadata per account and name; the content is the blob `sha256`. */
+export interface FilesTable {
+  account_id: string;
+  /** Compared byte for byte (collation "C" on PostgreSQL, binary on SQLite). */
+  name: string;
+  size: number;
+  /** Lower-case hex: the blob (a file under `<dataDir>/files/` embedded, `file_chunks` rows on PostgreSQL). */
+  sha256: string;
+  content_type: string;
+  version: string | null;
+  /** JSON array, in the order given; `file_tags` holds one row per tag for filters. */
+  tags: Json;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FileTagsTable {
+  account_id: string;
+  file_name: string;
+  tag: string;
+}
+
+/** Blob contents on PostgreSQL only: 256 KiB pieces, `idx` from 0 (an empty blob has none). */
+export interface FileChunksTable {
+  /** The blob's SHA-256 (hex); a temporary key while its upload's transaction is open. */
+  blob: string;
+  idx: number;
+  data: Buffer;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -317,6 +348,9 @@ export interface Schema {
   lwm2m_queue: Lwm2mQueueTable;
   lwm2m_bootstrap_configs: Lwm2mBootstrapConfigsTable;
   endpoint_security: EndpointSecurityTable;
+  files: FilesTable;
+  file_tags: FileTagsTable;
+  file_chunks: FileChunksTable;
 }
 
 export function toJson(value: unknown): string {

@@ -1,26 +1,39 @@
+import path from 'node:path';
 import type { DomainStores } from '../domain/domain.js';
+import type { FileStore } from '../domain/files.js';
 import type { BootstrapConfigStore } from '../lwm2m/bootstrap/configs.js';
 import type { ObjectModelStore } from '../lwm2m/objects/registry.js';
 import type { Database } from './database.js';
 import { SqlAccountStore } from './account-store.js';
 import { SqlBootstrapConfigStore } from './bootstrap-config-store.js';
 import { SqlDeviceSecurityStore } from './device-security-store.js';
+import { DiskFileStore } from './disk-file-store.js';
 import { SqlEndpointStore } from './endpoint-store.js';
 import { SqlEventStore } from './event-store.js';
 import { SqlObjectModelStore } from './object-model-store.js';
+import { PgFileStore } from './pg-file-store.js';
 import { SqlServiceStore } from './service-store.js';
 import { SqlTokenStore } from './token-store.js';
 import { SqlExecutionStore, SqlTriggerStore } from './trigger-store.js';
 import { SqlUserStore } from './user-store.js';
 
-/** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations). */
+/** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations, files). */
 export interface Stores extends DomainStores {
   readonly objectModels: ObjectModelStore;
   readonly bootstrapConfigs: BootstrapConfigStore;
+  readonly files: FileStore;
+}
+
+export interface StoreOptions {
+  /**
+   * `config.dataDir`: the embedded file store keeps contents in `<dataDir>/files/`. Defaults to the directory of
+   * the SQLite file, which `openDatabase` puts there. Unused on PostgreSQL (contents are in the database).
+   */
+  readonly dataDir?: string | undefined;
 }
 
 /** Every store on one Kysely database (SQLite or PostgreSQL alike; SQLite adds its hot path for the event pipeline). */
-export function sqlStores(database: Database): Stores {
+export function sqlStores(database: Database, options: StoreOptions = {}): Stores {
   const { db } = database;
   const { hot } = database;
   return {
@@ -35,5 +48,7 @@ export function sqlStores(database: Database): Stores {
     executions: new SqlExecutionStore(db, hot),
     objectModels: new SqlObjectModelStore(db),
     bootstrapConfigs: new SqlBootstrapConfigStore(db),
+    // File contents: in the database on PostgreSQL (every node of a cluster sees them), beside it on disk embedded.
+    files: database.dialect === 'postgres' ? new PgFileStore(db) : new DiskFileStore(db, options.dataDir ?? path.dirname(database.location)),
   };
 }

@@ -21,6 +21,12 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
   ['0025-lwm2m-queue', async (db) => void (await db.schema.dropTable('lwm2m_queue').execute())],
   ['0026-lwm2m-bootstrap-configs', async (db) => void (await db.schema.dropTable('lwm2m_bootstrap_configs').execute())],
   ['0027-endpoint-security', async (db) => void (await db.schema.dropTable('endpoint_security').execute())],
+  [
+    '0028-files',
+    async (db) => {
+      for (const table of ['file_tags', 'file_chunks', 'files']) await db.schema.dropTable(table).ifExists().execute();
+    },
+  ],
 ];
 
 /**
