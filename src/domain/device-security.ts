@@ -11,6 +11,9 @@ export const PSK_MIN_BYTES = 16;
 export const PSK_MAX_BYTES = 64;
 /** PSK identities: at most 128 bytes of UTF-8 (RFC 4279 5.1 allows 2^16, devices store far less). */
 export const PSK_IDENTITY_MAX_BYTES = 128;
+/** How long `of()` trusts what it read, and how many endpoints it remembers. */
+const OF_CACHE_MS = 5000;
+const OF_CACHE_SIZE = 50_000;
 
 export interface StoredSecurity {
   readonly endpointId: string;
@@ -48,6 +51,11 @@ export type SecurityInput = { readonly mode: 'psk'; readonly identity: string; r
 export class DeviceSecurity {
   readonly #store: DeviceSecurityStore;
   readonly #endpoints: Endpoints;
+  /**
+   * `of()` answers every CoAP request and Register: a short-lived cache keeps a store read off that path.
+   * Changes made in this process drop their entry at once; another process's within OF_CACHE_MS.
+   */
+  readonly #recent = new Map<string, { readonly at: number; readonly security: StoredSecurity | undefined }>();
   readonly #changed: ((endpointId: string, previous: StoredSecurity | undefined) => void)[] = [];
 
   constructor(store: DeviceSecurityStore, endpoints: Endpoints) {
@@ -63,6 +71,7 @@ export class DeviceSecurity {
         ? { endpointId: endpoint.id, accountId: endpoint.accountId, mode: 'psk', pskIdentity: checkIdentity(input.identity), pskKey: parseKey(input.key).toString('hex'), updatedAt: new Date().toISOString() }
         : { endpointId: endpoint.id, accountId: endpoint.accountId, mode: 'x509', updatedAt: new Date().toISOString() };
     if (!(await this.#store.put(security))) throw new AppError('IOTB_PSK_IDENTITY_IN_USE');
+    this.#recent.delete(endpoint.id);
     for (const listener of this.#changed) listener(endpoint.id, previous);
     return view(security);
   }
@@ -78,12 +87,19 @@ export class DeviceSecurity {
     const endpoint = await this.#endpoints.get(scope, ref);
     const previous = await this.#store.get(endpoint.id);
     if (!(await this.#store.remove(endpoint.id))) throw new AppError('IOTB_SECURITY_NOT_FOUND');
+    this.#recent.delete(endpoint.id);
     for (const listener of this.#changed) listener(endpoint.id, previous);
   }
 
   /** The security an endpoint's device must use (for the protocol servers; no scope). */
-  of(endpoint: Pick<Endpoint, 'id'>): Promise<StoredSecurity | undefined> {
-    return this.#store.get(endpoint.id);
+  async of(endpoint: Pick<Endpoint, 'id'>): Promise<StoredSecurity | undefined> {
+    const now = Date.now();
+    const cached = this.#recent.get(endpoint.id);
+    if (cached && now - cached.at < OF_CACHE_MS) return cached.security;
+    const security = await this.#store.get(endpoint.id);
+    if (this.#recent.size >= OF_CACHE_SIZE) this.#recent.delete(this.#recent.keys().next().value!);
+    this.#recent.set(endpoint.id, { at: now, security });
+    return security;
   }
 
   /** The key and endpoint of a PSK identity, for the DTLS handshake. */

@@ -92,12 +92,11 @@ export class HeldRequests {
 
   /** What is held for the device, in order. */
   list(endpointId: string): HeldSummary[] {
-    return this.#deps.queue
-      .list(endpointId)
-      .flatMap(({ held }) => (held === undefined ? [] : [held]))
-      .map((held) => {
-        return { id: held.id, kind: held.kind, operation: held.request.operation, path: held.request.path, context: held.context, createdAt: new Date(held.createdAt).toISOString(), expiresAt: new Date(held.expiresAt).toISOString() };
-      });
+    return this.#deps.queue.list(endpointId).flatMap(({ held }) =>
+      held === undefined
+        ? []
+        : [{ id: held.id, kind: held.kind, operation: held.request.operation, path: held.request.path, context: held.context, createdAt: new Date(held.createdAt).toISOString(), expiresAt: new Date(held.expiresAt).toISOString() }],
+    );
   }
 
   /** Withdraws a request that waits; it ends with a `cancelled` event. False when none waits with that id. */
