@@ -105,7 +105,7 @@ export class IotBridge {
     const applied = await migrateToLatest(database);
     logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
 
-    const stores = sqlStores(database);
+    const stores = sqlStores(database, { dataDir: config.dataDir });
     // Execution records of handled events are durable before the cursor passes them: the embedded hot path
     // commits them in order, the other stores are waited for.
     const recordsBeforeCursor = stores.executions.recordOne ? undefined : () => domain.executions.flush();

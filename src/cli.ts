@@ -51,7 +51,7 @@ async function withStorage<T>(work: (domain: ReturnType<typeof createDomain>) =>
   const database = openDatabase(config);
   try {
     await migrateToLatest(database);
-    const stores = sqlStores(database);
+    const stores = sqlStores(database, { dataDir: config.dataDir });
     // Maintenance commands publish no events; the bus is never started.
     const bus = new DurableEventBus(stores.events, { parallelism: 1, logger: createLogger('warn') });
     const domain = createDomain(stores, bus, config);

@@ -65,6 +65,13 @@ export interface Config {
   readonly mqttMaxPacketBytes: number;
   /** Directory for the embedded SQLite database and other local state. `IOTBRIDGE_DATA_DIR`, default `./data`. */
   readonly dataDir: string;
+  /** Largest file `POST /file/upload` and `PUT /file/{name}/content` accept (bytes); over it: 413, nothing stored. `IOTBRIDGE_FILE_MAX_BYTES`, default 64 MiB. */
+  readonly fileMaxBytes: number;
+  /**
+   * Host name (or address) devices use to reach this service, put into the URLs they are sent (download links,
+   * FOTA Package URIs). `IOTBRIDGE_PUBLIC_HOST`, default unset: the address the device's request came to.
+   */
+  readonly publicHost: string | undefined;
   /** A `postgres://` URL switches storage to PostgreSQL. `IOTBRIDGE_DATABASE_URL`, default unset (SQLite). */
   readonly databaseUrl: string | undefined;
   /** An `AT:` token made a Super-Admin token of the root account at start. `IOTBRIDGE_ADMIN_TOKEN`. */
@@ -128,6 +135,7 @@ export const DEFAULTS = {
   mqttMaxPacketBytes: 262_144,
   endpointSendRate: 100,
   endpointSendBytes: 1_048_576,
+  fileMaxBytes: 64 * 1024 * 1024,
   accountSendRate: 1000,
   accountSendBytes: 10_485_760,
   dataDir: './data',
@@ -174,6 +182,8 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   accountSendRate: 'IOTBRIDGE_ACCOUNT_SEND_RATE',
   accountSendBytes: 'IOTBRIDGE_ACCOUNT_SEND_BYTES',
   dataDir: 'IOTBRIDGE_DATA_DIR',
+  fileMaxBytes: 'IOTBRIDGE_FILE_MAX_BYTES',
+  publicHost: 'IOTBRIDGE_PUBLIC_HOST',
   databaseUrl: 'IOTBRIDGE_DATABASE_URL',
   adminToken: 'IOTBRIDGE_ADMIN_TOKEN',
   adminEmail: 'IOTBRIDGE_ADMIN_EMAIL',
@@ -246,6 +256,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     accountSendRate: integer(merged, 'accountSendRate', 1, 1_000_000),
     accountSendBytes: integer(merged, 'accountSendBytes', 1, 2 ** 31 - 1),
     dataDir: path.resolve(optionalString(merged, 'dataDir') ?? DEFAULTS.dataDir),
+    fileMaxBytes: integer(merged, 'fileMaxBytes', 0, Number.MAX_SAFE_INTEGER),
+    publicHost: optionalString(merged, 'publicHost'),
     databaseUrl,
     adminToken,
     adminEmail: optionalString(merged, 'adminEmail'),

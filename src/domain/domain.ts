@@ -1,6 +1,7 @@
 import { Accounts, type AccountStore } from './accounts.js';
 import { DeviceCredentials } from './device-credentials.js';
 import { DeviceSecurity, type DeviceSecurityStore } from './device-security.js';
+import { Files, type FileStore } from './files.js';
 import { EndpointProvisioning } from './endpoint-provisioning.js';
 import { Endpoints, type EndpointStore } from './endpoints.js';
 import { Services, type ServiceStore } from './services.js';
@@ -27,6 +28,8 @@ export interface Domain {
   readonly provisioning: EndpointProvisioning;
   /** DTLS security of endpoints (PSK identity and key, or X.509). */
   readonly security: DeviceSecurity;
+  /** The account's file repository (firmware images and other assets). */
+  readonly files: Files;
   readonly events: Events;
   readonly history: History;
   /** Waiting `POST /events` requests and the triggers' replies to them. */
@@ -42,6 +45,7 @@ export interface DomainStores {
   readonly services: ServiceStore;
   readonly endpoints: EndpointStore;
   readonly deviceSecurity: DeviceSecurityStore;
+  readonly files: FileStore;
   readonly events: EventStore;
   readonly triggers: TriggerStore;
   readonly executions: ExecutionStore;
@@ -65,10 +69,11 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const credentials = new DeviceCredentials(stores.endpoints, endpoints, { minPasswordLength: options.devicePasswordMinLength, maxWaitMs: options.devicePasswordMaxWaitMs });
   const provisioning = new EndpointProvisioning(endpoints, credentials);
   const security = new DeviceSecurity(stores.deviceSecurity, endpoints);
+  const files = new Files(stores.files);
   const replies = new Replies();
   const events = new Events(bus, endpoints, replies);
   const history = new History(stores.events, endpoints);
   const triggers = new Triggers(stores.triggers);
   const executions = new Executions(stores.executions);
-  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, events, history, replies, triggers, executions };
+  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, files, events, history, replies, triggers, executions };
 }

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { DomainStores } from '../domain/domain.js';
-import type { FileStore } from '../domain/files.js';
 import type { BootstrapConfigStore } from '../lwm2m/bootstrap/configs.js';
 import type { ObjectModelStore } from '../lwm2m/objects/registry.js';
 import type { Database } from './database.js';
@@ -17,11 +16,10 @@ import { SqlTokenStore } from './token-store.js';
 import { SqlExecutionStore, SqlTriggerStore } from './trigger-store.js';
 import { SqlUserStore } from './user-store.js';
 
-/** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations, files). */
+/** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations). */
 export interface Stores extends DomainStores {
   readonly objectModels: ObjectModelStore;
   readonly bootstrapConfigs: BootstrapConfigStore;
-  readonly files: FileStore;
 }
 
 export interface StoreOptions {
