@@ -148,7 +148,8 @@ export class IotBridge {
       endpoint: { messagesPerSecond: config.endpointSendRate, bytesPerSecond: config.endpointSendBytes },
       account: { messagesPerSecond: config.accountSendRate, bytesPerSecond: config.accountSendBytes },
     });
-    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound: new OutboundHttp(config.outboundAllow) });
+    const ports: Record<string, number> = {};
+    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound: new OutboundHttp(config.outboundAllow), ports });
     await this.#beforeBusStart?.(bus);
     await bus.start();
     this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, logger });
@@ -156,14 +157,14 @@ export class IotBridge {
     this.#endpointIndex = new EndpointIndexJob(stores.events, { logger });
     this.#endpointIndex.start();
     presence.start();
-    const ports: Record<string, number> = {};
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
     sendGuard.addOwnPorts(Object.values(ports));
 
-    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy });
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
     sendGuard.addOwnPorts([ports.http]);
+    for (const server of this.#deviceServers) await server.ready?.();
     this.#ready = true;
     const listening = Object.entries(ports).map(([name, port]) => `${name} ${port}`).join(', ');
     logger.info({ ports, version: VERSION }, `IoT Bridge ready: ${listening}`);

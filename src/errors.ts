@@ -78,6 +78,14 @@ export const ERRORS = {
   IOTB_FILE_NAME_TAKEN: { status: 409, message: 'The account already has a file with this name' },
   IOTB_FILE_TOO_LARGE: { status: 413, message: 'The file is larger than allowed: nothing was stored' },
   IOTB_FILE_RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested byte range starts past the end of the file' },
+  IOTB_FILE_UPLOADS_BUSY: { status: 503, message: 'Too many uploads are in progress on this node; try again shortly' },
+  IOTB_FILE_LINK_INVALID: { status: 404, message: 'No such download link: unknown, revoked or expired' },
+  IOTB_FILE_LINK_STALE: { status: 410, message: 'The file of this download link was replaced or removed: ask for a new link' },
+
+  // Firmware over the air
+  IOTB_FOTA_JOB_NOT_FOUND: { status: 404, message: 'No such FOTA job in the account' },
+  IOTB_FOTA_DEVICE_BUSY: { status: 409, message: 'A FOTA of this device is under way: wait for it to end or cancel its job' },
+  IOTB_FOTA_NO_PUBLIC_HOST: { status: 422, message: "Devices pulling firmware need this service's public host name: set IOTBRIDGE_PUBLIC_HOST or the service option publicHost, or use mode push" },
 
   // LwM2M object registry
   IOTB_LWM2M_OBJECT_INVALID: { status: 400, message: 'The LwM2M object definition (DDF XML) is not valid' },

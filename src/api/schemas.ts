@@ -160,6 +160,9 @@ const ServiceOptions = Type.Object(
     trustedCertificates: Type.Optional(
       Type.Array(Type.String({ maxLength: 20_000 }), { maxItems: 20, description: 'LwM2M/CoAP over DTLS: PEM CA certificates that issue the certificates of devices in X.509 mode (docs/dtls.md)' }),
     ),
+    publicHost: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:-]+$', description: "LwM2M: the host name or address the service's devices reach this service at, put into FOTA Package URIs (default IOTBRIDGE_PUBLIC_HOST; docs/fota.md)" }),
+    ),
     bootstrap: Type.Optional(
       Type.Union([BootstrapConfigBody, Type.Null()], { description: "LwM2M: the bootstrap configuration of the service's devices that have none of their own (PUT /endpoints/{ref}/bootstrap)" }),
     ),

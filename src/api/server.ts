@@ -23,7 +23,10 @@ import { loraRoutes } from './routes/lora.js';
 import { lwm2mRoutes } from './routes/lwm2m.js';
 import { bootstrapRoutes } from './routes/bootstrap.js';
 import { endpointSecurityRoutes } from './routes/endpoint-security.js';
+import { fileRoutes } from './routes/files.js';
+import { fotaRoutes } from './routes/fota.js';
 import { coapsRoutes } from './routes/coaps.js';
+import { downloadRoutes } from './routes/downloads.js';
 import { serviceRoutes } from './routes/services.js';
 import { superRoutes } from './routes/super.js';
 import { systemRoutes } from './routes/system.js';
@@ -48,13 +51,17 @@ export interface HttpApiOptions {
   readonly devices: DeviceChannels;
   /** Which proxies' X-Forwarded-For gives the client's address (`IOTBRIDGE_TRUST_PROXY`). */
   readonly trustProxy: boolean | number | string;
+  /** The longest file upload, in bytes (`IOTBRIDGE_FILE_MAX_BYTES`). */
+  readonly fileMaxBytes: number;
+  /** What download link URLs are made of: `IOTBRIDGE_PUBLIC_HOST` and the bound ports by name (`http`, `coap`, `coaps`), read when a link is made. */
+  readonly downloads?: { readonly publicHost: string | undefined; readonly ports: Readonly<Record<string, number>> } | undefined;
 }
 
 /** The longest path segment the router accepts (see IOTB_REQUEST_PATH_TOO_LONG). */
 const MAX_PATH_PARAM = 2048;
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -115,7 +122,10 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(lwm2mRoutes, { domain, devices });
   await app.register(bootstrapRoutes, { domain, bootstrapConfigs });
   await app.register(endpointSecurityRoutes, { domain });
+  await app.register(fileRoutes, { domain, fileMaxBytes });
+  await app.register(fotaRoutes, { devices });
   await app.register(coapsRoutes, { serverCertificate });
+  await app.register(downloadRoutes, { domain, publicHost: downloads?.publicHost, ports: downloads?.ports ?? {} });
   await app.register(loraRoutes, { domain, presence });
   internalCalls.attach(app);
   return app;

@@ -20,6 +20,9 @@ export type SendRequest = (request: OutgoingRequest) => Promise<CoapMessage>;
 
 /** Room kept for a Block option (header, extended delta, 3-byte value) and a Size option (header, delta, 4 bytes). */
 const BLOCK_OPTIONS_RESERVE = 5 + 6;
+/** A Block2 option after options numbered below it: header, extended delta, a value of up to 3 bytes. */
+const BLOCK_OPTION_SIZE = 5;
+const MAX_BLOCK_NUM = 0xfffff;
 
 const KEY_OPTIONS = new Set<number>([OptionNumber.UriHost, OptionNumber.UriPort, OptionNumber.UriPath, OptionNumber.UriQuery, OptionNumber.Accept]);
 
@@ -71,6 +74,23 @@ export function fitResponse(
   base.push({ number: OptionNumber.Block2, value: encodeBlock(block) });
   if (num === 0) base.push(option(OptionNumber.Size2, payload.length));
   return { ok: true, options: base, payload: payload.subarray(offset, offset + size), block };
+}
+
+/**
+ * A response its handler already cut to one Block2 block (RFC 7959 2.4), read alone from a large body (a file
+ * served block by block): sent as it is when it fits in `limit`, else as the first smaller block of it that
+ * does, renumbered (the server may answer with a smaller block than asked; the client goes on from there).
+ * The 16-byte block is sent even over `limit`, and a size whose block number would not fit 20 bits is not used.
+ */
+export function fitBlock(tokenLength: number, options: readonly CoapOption[], payload: Buffer, block: BlockOption, limit: number): FittedResponse {
+  const base = withoutOptions(options, OptionNumber.Block2);
+  const fits = (szx: number) => encodedSize(tokenLength, base, Math.min(payload.length, blockSize(szx))) + BLOCK_OPTION_SIZE <= limit;
+  let szx = block.szx;
+  while (szx > 0 && !fits(szx) && block.num * (blockSize(block.szx) / blockSize(szx - 1)) <= MAX_BLOCK_NUM) szx--;
+  const size = blockSize(szx);
+  const fitted = { num: block.num * (blockSize(block.szx) / size), more: block.more || payload.length > size, szx };
+  base.push({ number: OptionNumber.Block2, value: encodeBlock(fitted) });
+  return { ok: true, options: base, payload: payload.subarray(0, size), block: fitted };
 }
 
 /** Payload room per block for a request or response of `maxMessageSize` bytes with these options. */

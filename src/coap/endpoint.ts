@@ -7,7 +7,7 @@ import { randomFillSync } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BlockOptionError, decodeBlock, encodeBlock, MAX_SZX, szxFor, type BlockOption } from './block.js';
 import { Block1Assembler, type Block1Limits } from './block1-assembler.js';
-import { fetchRemainingBlocks, fitResponse, requestKey, sendWithBlock1, size1Option, type OutgoingRequest } from './blockwise.js';
+import { fetchRemainingBlocks, fitBlock, fitResponse, requestKey, sendWithBlock1, size1Option, type FittedResponse, type OutgoingRequest } from './blockwise.js';
 import { BoundedStore, type StoreLimits } from './bounded-store.js';
 import { CoapError } from './coap-error.js';
 import { MessageIdCache, type SeenMessage } from './dedup.js';
@@ -44,6 +44,13 @@ export interface CoapResponse {
    * and the response then carries Observe. Without it nothing is registered and the response has no Observe.
    */
   readonly observe?: boolean;
+  /**
+   * The payload is this Block2 block of a larger body, cut by the handler for the request's Block2 (RFC 7959
+   * 2.4) and read alone (a file served block by block): sent as that block, or as a smaller first part of it
+   * when the peer's size limit asks, and never kept for later blocks. The handler gives ETag and Size2; the
+   * endpoint adds Block2. Ignored on a response other than 2.xx.
+   */
+  readonly block2?: BlockOption;
 }
 
 /**
@@ -1209,11 +1216,11 @@ export class CoapEndpoint {
       const entry = this.#observers.add(exchange.peer, exchange.key, exchange.request, exchange.requestKey, exchange.requestSize, Date.now());
       if (entry !== undefined) options = [...withoutOptions(options, OptionNumber.Observe), option(OptionNumber.Observe, this.#observers.nextSeq(entry))];
     }
-    this.#answer(exchange, code, options, payload);
+    this.#answer(exchange, code, options, payload, isSuccess(code) ? response.block2 : undefined);
   }
 
   /** Sends the response to a request: piggy-backed on the ACK, separate CON, or NON; cut to a Block2 block when needed. */
-  #answer(exchange: ServerExchange, code: CoapCode, options: readonly CoapOption[], payload: Buffer): void {
+  #answer(exchange: ServerExchange, code: CoapCode, options: readonly CoapOption[], payload: Buffer, cut?: BlockOption): void {
     const request = exchange.request;
     const confirmable = request.type === 'CON';
     if (exchange.noResponse !== 0 && (exchange.noResponse & (NO_RESPONSE_BITS[codeClass(code)] ?? 0)) !== 0) {
@@ -1228,7 +1235,7 @@ export class CoapEndpoint {
     const limit = this.#limitFor(verified, exchange.requestSize);
     // Block2 concerns representations (2.xx); an error answers with its diagnostic whole (or cut, if ever that long).
     const requested = isSuccess(code) ? exchange.block2 : undefined;
-    const fitted = this.#fit(request.token.length, code, options, payload, requested, limit);
+    const fitted: FittedResponse & { readonly stored?: readonly CoapOption[] } = cut !== undefined ? fitBlock(request.token.length, options, payload, cut, limit) : this.#fit(request.token.length, code, options, payload, requested, limit);
     let outOptions: readonly CoapOption[];
     let outPayload: Buffer;
     let outCode = code;
@@ -1237,7 +1244,7 @@ export class CoapEndpoint {
       outPayload = fitted.payload;
       // Cut under the unverified-peer limit (it may have been cut at maxMessageSize too, in larger blocks).
       if (fitted.block !== undefined && requested === undefined && limit < this.#maxMessageSize) this.#stats.amplificationLimited++;
-      if (fitted.block?.num === 0 && fitted.block.more) {
+      if (cut === undefined && fitted.block?.num === 0 && fitted.block.more) {
         exchange.requestKey ??= requestKey(request);
         const stored = fitted.stored ?? withoutOptions(options, OptionNumber.Block2, OptionNumber.Size2);
         this.#block2.set(exchange.key, exchange.key + '\n' + exchange.requestKey, { code, options: withoutOptions(stored, OptionNumber.Observe), payload }, payload.length, Date.now(), 'evict');

@@ -2,6 +2,7 @@ import type { CoapChannel } from '../lwm2m/plain-coap.js';
 import type { ServerCertificate } from '../dtls/server-certificate.js';
 import type { BootstrapConfigs } from '../lwm2m/bootstrap/configs.js';
 import type { DeviceManagement } from '../lwm2m/device-management.js';
+import type { FotaService } from '../lwm2m/fota/fota-service.js';
 import type { ObjectRegistry } from '../lwm2m/objects/registry.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -29,6 +30,8 @@ export interface DeviceServer {
   start(): Promise<Record<string, number>>;
   /** Stops accepting, closes device connections, waits for work in flight. */
   stop(): Promise<void>;
+  /** Once every server and the HTTP API listen (their ports known): work that hands devices URLs starts here. */
+  ready?(): Promise<void>;
 }
 
 /** Runs a script of an account that is not a trigger (e.g. a UDP service's key script) in the account's sandbox. */
@@ -59,6 +62,8 @@ export interface DeviceServerContext {
   readonly sendCaps: SendCaps;
   /** HTTP to addresses tenants configured (a LoRa network server): public ones, and those the operator allows. */
   readonly outbound: OutboundHttp;
+  /** The ports the service listens on by name (`http`, `coap`, `coaps`, …), filled in as servers start. */
+  readonly ports: Readonly<Record<string, number>>;
 }
 
 /**
@@ -72,6 +77,8 @@ export interface DeviceChannels {
   tcp?: TcpChannel;
   lora?: LoraChannel;
   lwm2m?: DeviceManagement;
+  /** Firmware over the air through LwM2M object 5 (jobs and campaigns). */
+  fota?: FotaService;
   coap?: CoapChannel;
   mqtt?: MqttChannel;
 }

@@ -2,6 +2,7 @@ import { Accounts, type AccountStore } from './accounts.js';
 import { DeviceCredentials } from './device-credentials.js';
 import { DeviceSecurity, type DeviceSecurityStore } from './device-security.js';
 import { Files, type FileStore } from './files.js';
+import { FileLinks, type FileLinkStore } from './file-links.js';
 import { EndpointProvisioning } from './endpoint-provisioning.js';
 import { Endpoints, type EndpointStore } from './endpoints.js';
 import { Services, type ServiceStore } from './services.js';
@@ -30,6 +31,8 @@ export interface Domain {
   readonly security: DeviceSecurity;
   /** The account's file repository (firmware images and other assets). */
   readonly files: Files;
+  /** Download links of repository files: devices fetch a file without a bearer token. */
+  readonly fileLinks: FileLinks;
   readonly events: Events;
   readonly history: History;
   /** Waiting `POST /events` requests and the triggers' replies to them. */
@@ -46,6 +49,7 @@ export interface DomainStores {
   readonly endpoints: EndpointStore;
   readonly deviceSecurity: DeviceSecurityStore;
   readonly files: FileStore;
+  readonly fileLinks: FileLinkStore;
   readonly events: EventStore;
   readonly triggers: TriggerStore;
   readonly executions: ExecutionStore;
@@ -70,10 +74,11 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const provisioning = new EndpointProvisioning(endpoints, credentials);
   const security = new DeviceSecurity(stores.deviceSecurity, endpoints);
   const files = new Files(stores.files);
+  const fileLinks = new FileLinks(stores.fileLinks, files);
   const replies = new Replies();
   const events = new Events(bus, endpoints, replies);
   const history = new History(stores.events, endpoints);
   const triggers = new Triggers(stores.triggers);
   const executions = new Executions(stores.executions);
-  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, files, events, history, replies, triggers, executions };
+  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, files, fileLinks, events, history, replies, triggers, executions };
 }

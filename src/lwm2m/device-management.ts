@@ -60,6 +60,8 @@ export class DeviceManagement {
   readonly #observations = new ObservationTable();
   /** Active observations as stored, for a restart. */
   readonly #observationStore: ObservationStore;
+  /** In-process listeners to every value a device notified or answered to an observe (FOTA follows /5/0/3 with it). */
+  readonly #valueListeners: ((endpoint: Endpoint, values: readonly JsonRecord[]) => void)[] = [];
   /** The format that last worked with each endpoint, by payload kind; forgotten at a new registration. */
   readonly #workedFormats = new Map<string, Map<PayloadKind, number>>();
 
@@ -94,6 +96,20 @@ export class DeviceManagement {
       if (this.#observations.dropEndpoint(endpointId).length === 0) return;
       this.#observationStore.removeEndpoint(endpointId).catch((error: unknown) => this.#logger.warn({ err: error, endpointId }, 'could not forget stored LwM2M observations'));
     });
+  }
+
+  /** Calls `listener` with the values of every notification and first observe answer, after they are remembered. */
+  onValues(listener: (endpoint: Endpoint, values: readonly JsonRecord[]) => void): void {
+    this.#valueListeners.push(listener);
+  }
+
+  /**
+   * Calls `listener` with the new registration at every Register (not an Update), and with undefined when a
+   * registration ends (a De-register, or just before a new Register replaces it).
+   */
+  onRegistrationChange(listener: (endpointId: string, registration: Registration | undefined) => void): void {
+    this.#server.onRegistered((registration) => listener(registration.endpointId, registration));
+    this.#server.onRegistrationEnd((endpointId) => listener(endpointId, undefined));
   }
 
   /** How many requests wait for the device. */
@@ -523,6 +539,7 @@ export class DeviceManagement {
 
   async #emitValues(endpoint: Endpoint, path: string, token: string, values: JsonRecord[], extra: Record<string, unknown>): Promise<void> {
     await this.#remember(endpoint, values);
+    for (const listener of this.#valueListeners) listener(endpoint, values);
     await this.#presence.emit(endpoint, 'lwm2m-data', {
       operation: 'observe',
       path,

@@ -6,6 +6,10 @@ import { AppError } from '../errors.js';
 import { BootstrapServer } from './bootstrap/bootstrap-server.js';
 import { checkServiceBootstrapOption } from './bootstrap/configs.js';
 import { DeviceManagement } from './device-management.js';
+import { CoapDownloads } from './file-downloads.js';
+import { FotaService } from './fota/fota-service.js';
+import { downloadUrl } from '../domain/file-links.js';
+import { SqlFotaStore } from '../store/fota-store.js';
 import { PlainCoap } from './plain-coap.js';
 import { SqlLastKnownStore } from './last-known-store.js';
 import { SqlObservationStore } from './observation-store.js';
@@ -40,6 +44,8 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
             },
           },
         });
+  // Repository files by download link on both ports: the token authorises, no registration needed.
+  const downloads = new CoapDownloads({ links: domain.fileLinks });
   const server = new Lwm2mServer({
     port: config.coapPort,
     host: config.coapHost,
@@ -51,6 +57,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     sendGuard,
     otherRequests: (request, peer, via) => late.plain!.handle(request, peer, via),
     bootstrap: (request, peer, endpoint, service) => late.bootstrap!.handle(request, peer, endpoint, service),
+    downloads: (request) => downloads.handle(request),
     registrations: new SqlRegistrationStore(database.db, database.hot),
     secure: dtls && { transport: dtls, port: config.coapsPort, sessionOf: (peer) => dtls.sessionOf(peer) },
     securityOf: (endpointId) => domain.security.of({ id: endpointId }),
@@ -76,6 +83,16 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     queue: new SqlDeviceQueueStore(database.db),
     endpointById: (accountId, id) => domain.endpoints.byId(accountId, id),
   });
+  const fota = new FotaService({
+    store: new SqlFotaStore(database.db),
+    domain,
+    management,
+    links: { create: (accountId, name, options) => domain.fileLinks.create(accountId, name, options), url: downloadUrl },
+    ports: () => context.ports,
+    publicHost: config.publicHost,
+    emit: (endpoint, type, data) => presence.emit(endpoint, type, data),
+    logger,
+  });
   late.bootstrap = new BootstrapServer({
     coapFor: (peer) => server.coapFor(peer),
     configs: bootstrapConfigs,
@@ -96,6 +113,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     if (previous?.pskIdentity !== undefined) dtls?.forgetIdentity(Buffer.from(previous.pskIdentity, 'utf8'));
   });
   context.channels.lwm2m = management;
+  context.channels.fota = fota;
   late.plain = plain;
   context.channels.coap = plain;
   return {
@@ -106,7 +124,10 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
       await management.resume();
       return ports;
     },
+    // FOTA jobs of the last run go on once the ports their download URLs name are known.
+    ready: () => fota.start(),
     stop: async () => {
+      await fota.stop();
       management.stop();
       await server.stop();
     },

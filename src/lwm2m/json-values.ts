@@ -58,6 +58,8 @@ function typed(path: string, type: ResourceType, value: unknown): ResourceValue 
       throw wrong();
     case 'opaque':
       if (typeof value === 'string') return new Uint8Array(Buffer.from(value, 'base64'));
+      // Bytes from the service itself (a firmware package pushed by FOTA), never from JSON.
+      if (value instanceof Uint8Array) return value;
       throw wrong();
     case 'objlnk': {
       const match = typeof value === 'string' ? /^(\d{1,5}):(\d{1,5})$/.exec(value) : null;

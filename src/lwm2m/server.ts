@@ -57,6 +57,8 @@ export interface Lwm2mServerOptions {
   readonly awakeMs?: number | undefined;
   /** Bootstrap-Requests (`POST /bs`) of known devices (bootstrap/bootstrap-server.ts); 4.04 without. */
   readonly bootstrap?: ((request: CoapMessage, peer: Peer, endpoint: Endpoint, service: Service) => Promise<CoapResponse>) | undefined;
+  /** `/download/<token>[/…]`: repository files by download link (file-downloads.ts), for any peer; 4.04 without. */
+  readonly downloads?: ((request: CoapMessage) => Promise<CoapResponse>) | undefined;
   /** Requests to other paths than the LwM2M interfaces (plain CoAP devices); 4.04 without. */
   readonly otherRequests?: ((request: CoapMessage, peer: Peer, via: 'udp' | 'dtls') => Promise<CoapResponse>) | undefined;
   /**
@@ -277,6 +279,7 @@ export class Lwm2mServer implements DeviceServer {
       }
       if (path === 'dp' && request.code === '0.02') return await this.#sendOperation(request, peer, via);
       if (path === 'bs' && request.code === '0.02') return await this.#bootstrapRequest(request, peer, via);
+      if (path === 'download' || path.startsWith('download/')) return this.#options.downloads ? await this.#options.downloads(request) : { code: '4.04' };
       return this.#options.otherRequests ? await this.#options.otherRequests(request, peer, via) : { code: '4.04' };
     } catch (error) {
       if (error instanceof RegistrationError) return { code: '4.00', payload: error.message };

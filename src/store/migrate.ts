@@ -23,6 +23,8 @@ import { lwm2mQueue } from './migrations/0025-lwm2m-queue.js';
 import { lwm2mBootstrapConfigs } from './migrations/0026-lwm2m-bootstrap-configs.js';
 import { endpointSecurity } from './migrations/0027-endpoint-security.js';
 import { files } from './migrations/0028-files.js';
+import { fileLinks } from './migrations/0029-file-links.js';
+import { fota } from './migrations/0030-fota.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -50,6 +52,8 @@ function migrations(database: Database): Record<string, Migration> {
     '0026-lwm2m-bootstrap-configs': lwm2mBootstrapConfigs(),
     '0027-endpoint-security': endpointSecurity(),
     '0028-files': files(database.dialect),
+    '0029-file-links': fileLinks(database.dialect),
+    '0030-fota': fota(),
   };
 }
 

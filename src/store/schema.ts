@@ -320,6 +320,20 @@ export interface FileChunksTable {
   data: Buffer;
 }
 
+/** Download links (migration 0029): the SHA-256 of each token, and the file content it was made for. */
+export interface FileLinksTable {
+  /** base64url SHA-256 of the token (as `tokens.secret_hash`). */
+  token_hash: string;
+  account_id: string;
+  name: string;
+  /** The content pinned at creation: a link serves exactly these bytes or nothing. */
+  sha256: string;
+  size: number;
+  expires_at: number;
+  created_at: number;
+  created_by: string | null;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   users: UsersTable;
@@ -351,6 +365,47 @@ export interface Schema {
   files: FilesTable;
   file_tags: FileTagsTable;
   file_chunks: FileChunksTable;
+  file_links: FileLinksTable;
+  fota_jobs: FotaJobsTable;
+  fota_devices: FotaDevicesTable;
+}
+
+export interface FotaJobsTable {
+  id: string;
+  account_id: string;
+  /** JSON: name, sha256, size, version of the file when the job was made. */
+  file: string;
+  /** JSON: FotaOptions. */
+  options: string;
+  /** JSON: FotaSelector. */
+  selector: string;
+  concurrency: number;
+  rate_per_minute: number | null;
+  /** running, finished, cancelled. */
+  state: string;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+export interface FotaDevicesTable {
+  job_id: string;
+  endpoint_id: string;
+  account_id: string;
+  /** Order in the job. */
+  seq: number;
+  step: string;
+  outcome: string | null;
+  mode: string | null;
+  update_result: number | null;
+  reason: string | null;
+  failed_step: string | null;
+  previous_version: string | null;
+  version: string | null;
+  started_at: number | null;
+  finished_at: number | null;
+  updated_at: number;
 }
 
 export function toJson(value: unknown): string {

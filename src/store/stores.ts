@@ -7,6 +7,7 @@ import { SqlAccountStore } from './account-store.js';
 import { SqlBootstrapConfigStore } from './bootstrap-config-store.js';
 import { SqlDeviceSecurityStore } from './device-security-store.js';
 import { DiskFileStore } from './disk-file-store.js';
+import { SqlFileLinkStore } from './file-link-store.js';
 import { SqlEndpointStore } from './endpoint-store.js';
 import { SqlEventStore } from './event-store.js';
 import { SqlObjectModelStore } from './object-model-store.js';
@@ -48,5 +49,6 @@ export function sqlStores(database: Database, options: StoreOptions = {}): Store
     bootstrapConfigs: new SqlBootstrapConfigStore(db),
     // File contents: in the database on PostgreSQL (every node of a cluster sees them), beside it on disk embedded.
     files: database.dialect === 'postgres' ? new PgFileStore(db) : new DiskFileStore(db, options.dataDir ?? path.dirname(database.location)),
+    fileLinks: new SqlFileLinkStore(db),
   };
 }

@@ -27,6 +27,13 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       for (const table of ['file_tags', 'file_chunks', 'files']) await db.schema.dropTable(table).ifExists().execute();
     },
   ],
+  ['0029-file-links', async (db) => void (await db.schema.dropTable('file_links').ifExists().execute())],
+  [
+    '0030-fota',
+    async (db) => {
+      for (const table of ['fota_devices', 'fota_jobs']) await db.schema.dropTable(table).ifExists().execute();
+    },
+  ],
 ];
 
 /**

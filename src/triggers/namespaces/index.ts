@@ -6,6 +6,7 @@ import { cacheNamespace } from './cache.js';
 import { coapNamespace } from './coap.js';
 import { endpointNamespace } from './endpoint.js';
 import { execNamespace } from './exec.js';
+import { fileNamespace } from './file.js';
 import { historyNamespace } from './history.js';
 import { loraNamespace } from './lora.js';
 import { lwm2mNamespace } from './lwm2m.js';
@@ -34,4 +35,5 @@ export const SERVICE_NAMESPACES: readonly Namespace[] = [
   coapNamespace,
   lwm2mNamespace,
   mqttNamespace,
+  fileNamespace,
 ];

@@ -1,6 +1,7 @@
 import type { Endpoint } from '../../domain/endpoints.js';
 import { AppError } from '../../errors.js';
 import { MAX_HOLD_MS, PROXY_SEND_TTL_MS } from '../../lwm2m/held-requests.js';
+import type { FotaInput } from '../../lwm2m/fota/fota-service.js';
 import type { Lwm2mOperation, OperationRequest, OperationResult } from '../../lwm2m/operations.js';
 import { deviceChannel, endpointRef, objectArg, ScriptArgumentError, stringArg, stringField, type Namespace, type ScriptContext } from './namespace.js';
 
@@ -96,6 +97,34 @@ export const lwm2mNamespace: Namespace = {
           },
           { context: options.context ?? null, kind: 'proxy', ttlMs: typeof ttl === 'number' ? ttl : PROXY_SEND_TTL_MS },
         );
+      } catch (error) {
+        throw scriptError(error);
+      }
+    },
+    /**
+     * lwm2m.firmwareUpdate(endpoint, fileName, {mode, appendFileName, includePortInUrl, protocol, timeout}?) starts
+     * a FOTA of the endpoint with a repository file (as POST /endpoints/{ref}/fota; `timeout` in seconds per step)
+     * → the job ({id, state, counts, …}). It ends in an lwm2m-fota-complete event of the endpoint (docs/fota.md).
+     */
+    firmwareUpdate: async (context, args) => {
+      const options = objectArg(args, 2, 'options');
+      const mode = stringField(options, 'mode');
+      if (mode !== undefined && mode !== 'push' && mode !== 'pull' && mode !== 'auto') throw new ScriptArgumentError('mode is push, pull or auto');
+      const protocol = stringField(options, 'protocol');
+      if (protocol !== undefined && protocol !== 'coap' && protocol !== 'coaps' && protocol !== 'http') throw new ScriptArgumentError('protocol is coap, coaps or http');
+      const timeout = options.timeout;
+      if (timeout !== undefined && timeout !== null && typeof timeout !== 'number') throw new ScriptArgumentError('timeout is seconds per step');
+      const input: FotaInput = {
+        file: stringArg(args, 1, 'fileName'),
+        mode,
+        protocol,
+        appendFileName: booleanField(options, 'appendFileName'),
+        includePortInUrl: booleanField(options, 'includePortInUrl'),
+        timeout: timeout ?? undefined,
+      };
+      const fota = deviceChannel(context, 'fota');
+      try {
+        return await fota.createFor(context.scope, endpointRef(context, args[0]), input);
       } catch (error) {
         throw scriptError(error);
       }
