@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   const token = 'AT:bench-admin-token-000000000';
   const bridge = new IotBridge(
     loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: -1, mqttPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: token, publicHost: '127.0.0.1' }),
-    pino({ level: 'warn' }),
+    pino({ level: process.env.BENCH_LOG ?? 'warn' }),
   );
   const started = await bridge.start();
   const bare = new BareFotaServer();
@@ -121,13 +121,23 @@ async function main(): Promise<void> {
     }
     for (let i = 0; i < DEVICES; i += 50) await Promise.all([...ours.slice(i, i + 50), ...theirs.slice(i, i + 50)].map((c) => c.register()));
 
+    // What the process holds before any campaign (service, 2N registered simulated devices): the campaigns' cost is above it.
+    const baseline = process.memoryUsage();
     const campaign = async (mode: 'push' | 'pull'): Promise<number> => {
       const begun = performance.now();
       const job = await fota.create(scope, { file: 'bench.bin', mode, concurrency: CONCURRENCY, timeout: 120 }, { keyPrefix: 'bench-' });
       for (;;) {
         const { counts, state } = await fota.job(scope, job.id);
         if (state !== 'running') {
-          if (counts.success !== DEVICES) throw new Error(`${mode} campaign: ${JSON.stringify(counts)}`);
+          if (counts.success !== DEVICES) {
+            const reasons = new Map<string, number>();
+            for (let offset = 0; offset < DEVICES; offset += 500) {
+              for (const device of (await fota.devices(scope, job.id, { offset, limit: 500 })).items) {
+                if (device.outcome !== 'success') reasons.set(`${device.failedStep}: ${device.reason}`, (reasons.get(`${device.failedStep}: ${device.reason}`) ?? 0) + 1);
+              }
+            }
+            throw new Error(`${mode} campaign: ${JSON.stringify(counts)} ${JSON.stringify([...reasons])}`);
+          }
           break;
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -164,7 +174,10 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|');
     console.log(`| push (Write /5/0/0 block-wise, Execute, re-Register, verify) | ${fmt(median(push))} devices/min | ${fmt(median(bareRates))} devices/min | ${(median(push) / median(bareRates)).toFixed(2)} |`);
     console.log(`| pull over CoAP (download link, Block2) | ${fmt(median(pull))} devices/min | — | ${(median(pull) / median(bareRates)).toFixed(2)} of bare push |`);
-    console.log(`\nPeak during the campaigns (service and ${DEVICES * 2} simulated devices in one process): RSS ${mib(peak.rss)}, heap ${mib(peak.heap)}.`);
+    console.log(
+      `\nMemory (service and ${DEVICES * 2} simulated devices in one process): before the campaigns RSS ${mib(baseline.rss)}, heap ${mib(baseline.heapUsed)}; ` +
+        `peak during them RSS ${mib(peak.rss)} (+${mib(peak.rss - baseline.rss)}), heap ${mib(peak.heap)} (+${mib(peak.heap - baseline.heapUsed)}).`,
+    );
   } finally {
     for (const client of clients) await client.stop().catch(() => undefined);
     await bare.coap.stop();

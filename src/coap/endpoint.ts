@@ -10,6 +10,7 @@ import { Block1Assembler, type Block1Limits } from './block1-assembler.js';
 import { fetchRemainingBlocks, fitBlock, fitResponse, requestKey, sendWithBlock1, size1Option, type FittedResponse, type OutgoingRequest } from './blockwise.js';
 import { BoundedStore, type StoreLimits } from './bounded-store.js';
 import { CoapError } from './coap-error.js';
+import { FifoMap } from './fifo-map.js';
 import { MessageIdCache, type SeenMessage } from './dedup.js';
 import {
   codeClass,
@@ -342,7 +343,9 @@ export class CoapEndpoint {
   #running = false;
   #housekeeping: NodeJS.Timeout | undefined;
   #slowCheck: NodeJS.Timeout | undefined;
-  #messageId: number;
+  /** The last message ID sent to each peer (bounded like the peer table; a forgotten peer starts at random). */
+  readonly #messageIds = new FifoMap<string, number>();
+  readonly #maxPeers: number;
   #etag: number;
   #tokenPool = Buffer.alloc(0);
   #tokenPoolOffset = 0;
@@ -374,7 +377,7 @@ export class CoapEndpoint {
     this.#block1 = new Block1Assembler(block1);
     this.#block2 = new BoundedStore({ maxEntriesPerOwner: 4, maxEntries: 1000, maxBytes: 64 << 20, lifetime: 60_000, ...options.block2 });
     this.#observers = new ObserverRegistry({ maxObservers: 100_000, maxObserversPerPeer: 64, ...options.observers });
-    this.#messageId = Math.floor(this.#random() * 0x10000);
+    this.#maxPeers = options.maxPeers ?? 100_000;
     this.#etag = Math.floor(this.#random() * 0x100000000);
   }
 
@@ -494,7 +497,7 @@ export class CoapEndpoint {
       this.#block2.set(entry.peerKey, entry.peerKey + '\n' + entry.requestKey, { code: response.code, options: withoutOptions(fitted.stored ?? stored, OptionNumber.Observe), payload }, payload.length, Date.now(), 'evict');
     }
     const confirmable = options.confirmable === true || !verified;
-    const messageId = this.#nextMessageId();
+    const messageId = this.#nextMessageId(entry.peerKey);
     let datagram: Buffer;
     try {
       datagram = encodeMessage({ type: confirmable ? 'CON' : 'NON', code: response.code, messageId, token: entry.token, options: fitted.options, payload: fitted.payload });
@@ -713,7 +716,7 @@ export class CoapEndpoint {
         if (!this.#running) throw new CoapError('STOPPED', 'endpoint stopped');
         const token = fixedToken ?? this.#newToken();
         const tokenKey = token.toString('hex');
-        const messageId = this.#nextMessageId();
+        const messageId = this.#nextMessageId(key);
         const midKey = key + '#' + messageId;
         let datagram: Buffer;
         try {
@@ -1257,7 +1260,7 @@ export class CoapEndpoint {
     }
     const piggyBacked = confirmable && !exchange.separate;
     const type: MessageType = piggyBacked ? 'ACK' : confirmable ? 'CON' : 'NON';
-    const messageId = piggyBacked ? request.messageId : this.#nextMessageId();
+    const messageId = piggyBacked ? request.messageId : this.#nextMessageId(exchange.key);
     let datagram: Buffer;
     try {
       datagram = encodeMessage({ type, code: outCode, messageId, token: request.token, options: outOptions, payload: outPayload });
@@ -1369,9 +1372,18 @@ export class CoapEndpoint {
     state.verified = true;
   }
 
-  #nextMessageId(): number {
-    this.#messageId = (this.#messageId + 1) & 0xffff;
-    return this.#messageId;
+  /**
+   * The next message ID towards one peer. Per peer, as RFC 7252 4.4 asks ("MUST NOT be re-used (in the
+   * communication with the same endpoint) within the EXCHANGE_LIFETIME"): one counter for every peer wrapped
+   * around within minutes at a fleet's rate (1,000 devices × a FOTA's ~30 messages), and a device answered a
+   * new request from its duplicate cache with the old response (another token).
+   */
+  #nextMessageId(peerKey: string): number {
+    const last = this.#messageIds.get(peerKey);
+    const next = last === undefined ? Math.floor(this.#random() * 0x10000) : (last + 1) & 0xffff;
+    this.#messageIds.set(peerKey, next);
+    if (this.#messageIds.size > this.#maxPeers) this.#messageIds.delete(this.#messageIds.oldest()!.key);
+    return next;
   }
 
   #newToken(): Buffer {

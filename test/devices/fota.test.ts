@@ -13,6 +13,7 @@ import { firmwarePackage, type FirmwareOptions } from '../../tools/lwm2m-firmwar
 import { waitFor } from '../helpers/devices.js';
 import { assertError, createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { SimulatedDevices } from '../helpers/lwm2m-devices.js';
+import { runScript } from '../helpers/scripts.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -60,7 +61,7 @@ for (const dialect of DIALECTS) {
     const fota = (ref: string, body: Record<string, unknown>, token = tenant.token) => service.request('POST', `/endpoints/${ref}/fota`, { token, body });
 
     before(async () => {
-      service = await startService(dialect.name, { publicHost: '127.0.0.1' });
+      service = await startService(dialect.name, { publicHost: '127.0.0.1', lwm2mAwakeMs: 300 });
       tenant = await createAccount(service, 'fota-fleet');
       other = await createAccount(service, 'fota-other');
       serviceId = await createService(service, tenant.token, { name: 'lwm2m', type: 'lwm2m' });
@@ -120,6 +121,68 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([event.outcome, event.mode, event.version], ['success', 'pull', '4.0.0'], JSON.stringify(event));
       assert.equal(fw.packages[0]?.via, 'http');
       assert.match(fw.packages[0].uri!, new RegExp(`^http://127\\.0\\.0\\.1:${service.ports.http}/download/[A-Za-z0-9_-]+$`));
+    });
+
+    it('pull over CoAPS: a device registered over DTLS gets a coaps:// link and fetches it in its PSK session', async () => {
+      const image = firmwarePackage(7000, { version: '7.0.0' });
+      await upload('secure.bin', image);
+      const key = `fw-${++n}`;
+      const endpoint = await createEndpoint(service, tenant.token, { key, serviceId });
+      const secured = await service.request('PUT', `/endpoints/${endpoint.id}/security`, { token: tenant.token, body: { mode: 'psk', identity: key, key: Buffer.from('sixteen-byte-key').toString('hex') } });
+      assert.equal(secured.status, 200, JSON.stringify(secured.body));
+      const client = await devices.start(key, {
+        server: { address: '127.0.0.1', port: service.ports.coaps! },
+        lwm2mVersion: '1.1',
+        dtls: { identity: key, key: Buffer.from('sixteen-byte-key') },
+        transmission: { ackTimeout: 1000, maxRetransmit: 2 },
+        firmware: { version: '1.0.0', updateMs: 50, delivery: 0, protocols: [1] },
+      });
+      assert.equal(await client.register(), '2.01');
+      assert.equal((await fota(endpoint.id, { file: 'secure.bin', timeout: 20 })).status, 202);
+      const event = await completion(endpoint.id);
+      assert.deepEqual([event.outcome, event.mode, event.version], ['success', 'pull', '7.0.0'], JSON.stringify(event));
+      assert.equal(client.firmware!.packages[0]?.via, 'coaps');
+      assert.match(client.firmware!.packages[0].uri!, /^coaps:\/\/127\.0\.0\.1:\d+\/download\//);
+      assert.equal(client.firmware!.packages[0]?.sha256, sha256(image));
+    });
+
+    it('a queue-mode device is updated as it wakes: each step waits for its next update', async () => {
+      await upload('sleepy.bin', firmwarePackage(3000, { version: '8.0.0' }));
+      const { endpoint, client } = await device({}, { lwm2mVersion: '1.1', binding: 'UQ' });
+      await sleep(400); // asleep (awake 300 ms after it was heard from)
+      assert.equal((await fota(endpoint.id, { file: 'sleepy.bin', mode: 'push', timeout: 20 })).status, 202);
+      await sleep(300);
+      assert.equal(client.firmware!.packages.length, 0, 'nothing sent while it sleeps');
+      // The device wakes now and then (a registration update), as a sleepy tracker does.
+      let done = false;
+      const wakes = (async () => {
+        while (!done) {
+          await client.update().catch(() => undefined);
+          await sleep(250);
+        }
+      })();
+      const event = await completion(endpoint.id, 30_000);
+      done = true;
+      await wakes;
+      assert.deepEqual([event.outcome, event.version], ['success', '8.0.0'], JSON.stringify(event));
+    });
+
+    it('lwm2m.firmwareUpdate starts a FOTA from a script, in the trigger\'s account only', async () => {
+      await upload('script.bin', firmwarePackage(2500, { version: '6.0.0' }));
+      const { endpoint } = await device();
+      const result = await runScript(service, tenant.token, `
+        const job = lwm2m.firmwareUpdate(null, 'script.bin', { mode: 'push', timeout: 20 });
+        log(job.state, job.counts.total, job.file.name);
+        try { lwm2m.firmwareUpdate(null, 'script.bin', { mode: 'sideways' }); } catch (e) { log(e.message); }
+      `, { endpoint: endpoint.id });
+      assert.equal(result.status, 'success', `${result.error} line ${result.line}`);
+      assert.deepEqual(result.logs, ['running 1 script.bin', 'lwm2m.firmwareUpdate: mode is push, pull or auto']);
+      assert.deepEqual([(await completion(endpoint.id)).outcome], ['success']);
+      // Another tenant's script naming this endpoint: not found, and nothing started.
+      const foreign = await runScript(service, other.token, `lwm2m.firmwareUpdate('${endpoint.id}', 'script.bin');`);
+      assert.equal(foreign.status, 'failed');
+      assert.match(foreign.error ?? '', /IOTB_ENDPOINT_NOT_FOUND/);
+      assert.equal((await completions(endpoint.id)).length, 1);
     });
 
     it('a failed update ends failed with the Update Result and the step', async () => {
