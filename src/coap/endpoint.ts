@@ -174,6 +174,8 @@ export interface CoapStats {
   retransmissions: number;
   timeouts: number;
   rateLimited: number;
+  /** Block-wise continuation requests held back to the rate instead of refused (see PACE_MAX_MS). */
+  paced: number;
   amplificationLimited: number;
   badOptions: number;
   block1Rejected: number;
@@ -274,6 +276,11 @@ interface SlotQueue {
 const EMPTY: Buffer = Buffer.alloc(0);
 const TOKEN_POOL_SIZE = 4096;
 const HOUSEKEEPING_INTERVAL = 1000;
+/**
+ * The longest a block-wise continuation request (Block2 NUM > 0) is held back to the rate limit before it is
+ * refused with 4.29: well under a client's ACK_TIMEOUT (2 s), so it waits without retransmitting.
+ */
+const PACE_MAX_MS = 500;
 /** RFC 7967: the No-Response bits that suppress 2.xx (2), 4.xx (8) and 5.xx (16) responses. */
 const NO_RESPONSE_BITS: Readonly<Record<number, number>> = { 2: 2, 4: 8, 5: 16 };
 
@@ -327,6 +334,7 @@ export class CoapEndpoint {
     retransmissions: 0,
     timeouts: 0,
     rateLimited: 0,
+    paced: 0,
     amplificationLimited: 0,
     badOptions: 0,
     block1Rejected: 0,
@@ -345,6 +353,8 @@ export class CoapEndpoint {
   #slowCheck: NodeJS.Timeout | undefined;
   /** The last message ID sent to each peer (bounded like the peer table; a forgotten peer starts at random). */
   readonly #messageIds = new FifoMap<string, number>();
+  /** Timers of block-wise requests held back to the rate limit. */
+  readonly #pacing = new Set<NodeJS.Timeout>();
   readonly #maxPeers: number;
   #etag: number;
   #tokenPool = Buffer.alloc(0);
@@ -396,6 +406,8 @@ export class CoapEndpoint {
     if (!this.#running) return;
     this.#running = false;
     clearInterval(this.#housekeeping);
+    for (const timer of this.#pacing) clearTimeout(timer);
+    this.#pacing.clear();
     for (const exchange of this.#pending) exchange.done = true;
     this.#pending.clear();
     clearInterval(this.#slowCheck);
@@ -1012,7 +1024,8 @@ export class CoapEndpoint {
 
   // ---------------------------------------------------------------- serving requests
 
-  #onRequest(message: CoapMessage, peer: Peer, key: string, state: PeerState, size: number, seen: SeenMessage, now: number): void {
+  /** `paced`: held back by the rate limit (PACE_MAX_MS) and now served; it is not counted against the rate again. */
+  #onRequest(message: CoapMessage, peer: Peer, key: string, state: PeerState, size: number, seen: SeenMessage, now: number, paced = false): void {
     this.#stats.requests++;
     let block1: BlockOption | undefined;
     let block2: BlockOption | undefined;
@@ -1058,8 +1071,24 @@ export class CoapEndpoint {
       done: false,
       startedAt: 0,
     };
-    if (this.#rateLimit !== false) {
+    if (this.#rateLimit !== false && !paced) {
       const wait = takeToken(state, this.#rateLimit, now);
+      // A block-wise download asks block after block, one at a time, as fast as the path allows: such a client
+      // is held back to the rate (one request per peer at a time) rather than refused, which most clients
+      // (libcoap, firmware downloaders) take as the end of the transfer.
+      if (wait > 0 && block2 !== undefined && block2.num > 0 && wait <= PACE_MAX_MS && !state.paced && this.#running) {
+        state.tokens -= 1;
+        state.paced = true;
+        this.#stats.paced++;
+        this.#stats.requests--;
+        const timer = setTimeout(() => {
+          this.#pacing.delete(timer);
+          state.paced = false;
+          if (this.#running) this.#onRequest(message, peer, key, state, size, seen, Date.now(), true);
+        }, wait);
+        this.#pacing.add(timer);
+        return;
+      }
       if (wait > 0) {
         this.#stats.rateLimited++;
         this.#answer(exchange, ResponseCode.TooManyRequests, [option(OptionNumber.MaxAge, Math.ceil(wait / 1000))], EMPTY);

@@ -12,6 +12,8 @@ export interface PeerState extends TokenBucket {
   lastSeen: number;
   /** Message IDs recently received from the peer (see MessageIdCache). */
   readonly seen: SeenByMessageId;
+  /** A block-wise request of this peer is held back to the rate limit (at most one at a time). */
+  paced?: boolean;
 }
 
 /** Re-ordering a peer at most this often keeps lookups cheap and the order close enough to least-recently-seen. */

@@ -111,6 +111,16 @@ for (const dialect of DIALECTS) {
       assert.match(received.uri!, new RegExp(`^coap://127\\.0\\.0\\.1:${service.ports.coap}/download/[A-Za-z0-9_-]+/app-3\\.1\\.0\\.bin$`));
     });
 
+    it('pull over CoAP of a package of 400 blocks: a fast downloader is paced to the rate limit, not refused', async () => {
+      const image = firmwarePackage(400 * 1024, { version: '3.2.0' });
+      await upload('big.bin', image);
+      const { endpoint, fw } = await device({ delivery: 0, protocols: [0] });
+      assert.equal((await fota(endpoint.id, { file: 'big.bin', mode: 'pull', timeout: 30 })).status, 202);
+      const event = await completion(endpoint.id, 40_000);
+      assert.deepEqual([event.outcome, event.version], ['success', '3.2.0'], JSON.stringify(event));
+      assert.equal(fw.packages[0]?.sha256, sha256(image));
+    });
+
     it('pull over HTTP (protocol chosen), auto mode from the Delivery Method', async () => {
       const image = firmwarePackage(9000, { version: '4.0.0' });
       await upload('app-4.0.0.bin', image);
