@@ -1,8 +1,11 @@
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/'] },
+  // ui/src/api/schema.d.ts is generated (npm run generate:api).
+  { ignores: ['dist/', 'node_modules/', 'data/', 'ui/src/api/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -29,6 +32,13 @@ export default tseslint.config(
       // node:test's describe/it return promises the runner itself awaits.
       '@typescript-eslint/no-floating-promises': 'off',
     },
+  },
+  {
+    // The web UI (ui/tsconfig.json): browser globals and the rules of hooks, the React Compiler's included.
+    files: ['ui/src/**/*.{ts,tsx}'],
+    extends: [reactHooks.configs.flat.recommended],
+    languageOptions: { globals: globals.browser },
+    rules: { 'react-hooks/exhaustive-deps': 'error' },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -30,6 +31,7 @@ import { openDatabase, type Database } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sqlStores } from './store/stores.js';
 import { VERSION } from './version.js';
+import { ServiceMetrics } from './observability/service-metrics.js';
 
 export interface Started {
   /** Bound ports by server name, e.g. `{ http: 8080 }` (the real port when 0 was asked for). */
@@ -49,6 +51,7 @@ export class IotBridge {
   #database: Database | undefined;
   #domain: Domain | undefined;
   #http: FastifyInstance | undefined;
+  #prometheus: Server | undefined;
   #bus: EventBus | undefined;
   #retention: RetentionJob | undefined;
   #endpointIndex: EndpointIndexJob | undefined;
@@ -111,7 +114,14 @@ export class IotBridge {
     const recordsBeforeCursor = stores.executions.recordOne ? undefined : () => domain.executions.flush();
     const bus = new DurableEventBus(stores.events, { parallelism: config.eventParallelism, maxInMemory: config.eventBacklogInMemory, beforeCursorSave: recordsBeforeCursor, logger });
     this.#bus = bus;
-    const domain = createDomain(stores, bus, config);
+    const outbound = new OutboundHttp(config.outboundAllow);
+    const mailer = config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : NO_MAILER;
+    const domain = createDomain(stores, bus, config, {
+      request: (request) => outbound.request(request),
+      checkUrl: (url) => outbound.checkUrl(url),
+      mail: config.smtpUrl ? async (message) => void (await mailer.send(message)) : undefined,
+      onDeliveryFailure: (what, error) => logger.warn({ err: error }, `${what} not delivered`),
+    });
     this.#domain = domain;
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
     const internalCalls = new InternalCalls();
@@ -129,7 +139,7 @@ export class IotBridge {
       runner: this.#scripts,
       services: { cache: new MemoryCache(), signals: new Signals(), queues: new SqlScriptQueueStore(database.db),
         api: internalCalls,
-        mailer: config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : NO_MAILER,
+        mailer,
         devices: channels,
       },
       namespaces: SERVICE_NAMESPACES,
@@ -137,6 +147,16 @@ export class IotBridge {
       logger,
     });
     engine.attach(bus);
+    bus.subscribe((event) => domain.alerts.evaluate(event));
+    // After the engine: the bus hands an event to its consumers in turn, so this one counts it handled.
+    const metrics = new ServiceMetrics({
+      onAccepted: (listener) => void bus.watch((events) => listener(events.length)),
+      onHandled: (listener) => bus.subscribe(async () => listener()),
+      backlog: () => bus.backlog,
+      onExecution: (listener) => domain.executions.observe(listener),
+      connectedByProtocol: () => domain.metrics.connectedByProtocol(),
+      scriptWorkers: () => this.#scripts?.pids.length ?? 0,
+    });
     // LwM2M object registry: shipped definitions plus every account's uploads, read once here.
     const objects = new ObjectRegistry({ store: stores.objectModels });
     await objects.load();
@@ -149,10 +169,10 @@ export class IotBridge {
       account: { messagesPerSecond: config.accountSendRate, bytesPerSecond: config.accountSendBytes },
     });
     const ports: Record<string, number> = {};
-    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound: new OutboundHttp(config.outboundAllow), ports });
+    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports });
     await this.#beforeBusStart?.(bus);
     await bus.start();
-    this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, logger });
+    this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, reports: domain.reports, logger });
     this.#retention.start();
     this.#endpointIndex = new EndpointIndexJob(stores.events, { logger });
     this.#endpointIndex.start();
@@ -160,10 +180,14 @@ export class IotBridge {
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
     sendGuard.addOwnPorts(Object.values(ports));
 
-    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes });
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, uiDir: config.uiDir, metrics });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
     sendGuard.addOwnPorts([ports.http]);
+    if (config.prometheusPort !== undefined) {
+      this.#prometheus = await servePrometheus(metrics, config.prometheusPort, config.prometheusHost);
+      ports.prometheus = (this.#prometheus.address() as AddressInfo).port;
+    }
     for (const server of this.#deviceServers) await server.ready?.();
     this.#ready = true;
     const listening = Object.entries(ports).map(([name, port]) => `${name} ${port}`).join(', ');
@@ -177,6 +201,8 @@ export class IotBridge {
     await this.#retention?.stop();
     await this.#endpointIndex?.stop();
     await this.#http?.close();
+    await new Promise((resolve) => (this.#prometheus ? this.#prometheus.close(resolve) : resolve(undefined)));
+    this.#prometheus = undefined;
     // Devices first: what they sent before the stop is durable once the bus is stopped.
     for (const server of [...this.#deviceServers].reverse()) await server.stop();
     this.#deviceServers = [];
@@ -184,6 +210,7 @@ export class IotBridge {
     await this.#bus?.stop();
     await this.#scripts?.stop();
     await this.#domain?.executions.flush();
+    await this.#domain?.location.usage.flush();
     await this.#database?.close();
     this.#http = undefined;
     this.#bus = undefined;
@@ -212,6 +239,32 @@ export class IotBridge {
     }
     return { rootAccountId: root.accountId, generatedRootToken };
   }
+}
+
+/** `/metrics` without authentication on a port of its own (`IOTBRIDGE_PROMETHEUS_PORT`): for a scraper on the operator's network. */
+async function servePrometheus(metrics: ServiceMetrics, port: number, host: string): Promise<Server> {
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || (request.url ?? '').split('?')[0] !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics\n');
+      return;
+    }
+    metrics.exposition().then(
+      ({ contentType, text }) => response.writeHead(200, { 'content-type': contentType }).end(text),
+      (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`${(error as Error).message}\n`),
+    );
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, resolve);
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new ConfigError(`Prometheus port ${port} is already in use: set ${ENV_NAMES.prometheusPort} to a free port (0 picks one)`);
+    }
+    throw error;
+  }
+  return server;
 }
 
 async function listen(http: FastifyInstance, port: number, host: string): Promise<number> {

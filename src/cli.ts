@@ -1,7 +1,11 @@
 #!/usr/bin/env node
+import { createReadStream } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createGunzip } from 'node:zlib';
 import { IotBridge } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createDomain } from './domain/domain.js';
+import { AppError } from './errors.js';
 import { DurableEventBus } from './events/event-bus.js';
 import { createLogger } from './logger.js';
 import { openDatabase } from './store/database.js';
@@ -14,6 +18,9 @@ Commands:
   serve                 run the service (default)
   migrate               bring the database schema up to date and exit
   token create [name]   issue a new Super-Admin API token of the root account and print it (recovery)
+  location import <serviceId> <file.csv> [--account <id>] [--format opencellid|wifi] [--replace]
+                        import cell (OpenCelliD CSV; .gz read as gzip) or Wi-Fi positions into an embedded
+                        location service, printing progress (docs/location.md)
 
 Configuration comes from IOTBRIDGE_* environment variables and the optional JSON file named by
 IOTBRIDGE_CONFIG; see README.md.`;
@@ -61,6 +68,31 @@ async function withStorage<T>(work: (domain: ReturnType<typeof createDomain>) =>
   }
 }
 
+/** `location import`: the same import as POST /location/services/{id}/import, from a file, in the root account or `--account`. */
+async function importLocations(domain: ReturnType<typeof createDomain>, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { account: { type: 'string' }, format: { type: 'string', default: 'opencellid' }, replace: { type: 'boolean', default: false } } });
+  const [serviceId, file] = positionals;
+  const format = values.format;
+  if (!serviceId || !file || (format !== 'opencellid' && format !== 'wifi')) throw new ConfigError(`location import <serviceId> <file.csv> [--account <id>] [--format opencellid|wifi] [--replace]`);
+  const { account: root } = await domain.accounts.ensureRoot();
+  const principal = { tokenId: 'cli', kind: 'api' as const, accountId: root.accountId, accountPath: root.path, superAdmin: true, userId: null, expiresAt: null };
+  const scope = await domain.accounts.scopeFor(principal, values.account);
+  const raw = createReadStream(file);
+  const input = file.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
+  const started = Date.now();
+  const timer = setInterval(() => {
+    void domain.location.services.get(scope, serviceId).then((service) => {
+      if (service.import) process.stderr.write(`${service.import.rows} rows, ${service.import.rejected} rejected, ${Math.round((Date.now() - started) / 1000)} s\n`);
+    });
+  }, 5000);
+  try {
+    const result = await domain.location.services.import(scope, serviceId, input, { format, replace: values.replace });
+    process.stdout.write(`${JSON.stringify({ ...result, seconds: Math.round((Date.now() - started) / 100) / 10 })}\n`);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 async function main(args: string[]): Promise<void> {
   const [command = 'serve', ...rest] = args;
   switch (command) {
@@ -77,6 +109,9 @@ async function main(args: string[]): Promise<void> {
         const issued = await domain.tokens.issueRootToken(account.accountId, rest[1] ?? 'root (iotbridge token create)');
         process.stdout.write(`${issued.token}\n`);
       });
+    case 'location':
+      if (rest[0] !== 'import') break;
+      return withStorage((domain) => importLocations(domain, rest.slice(1)));
     case 'help':
     case '--help':
     case '-h':
@@ -88,7 +123,7 @@ async function main(args: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof AppError) {
     process.stderr.write(`iotbridge: ${error.message}\n`);
   } else {
     process.stderr.write(`iotbridge: failed to start: ${(error as Error).stack ?? String(error)}\n`);

@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { BlockList } from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { addToList } from './domain/address-list.js';
 import { DEVICE_PASSWORD_MAX_LENGTH } from './domain/device-credentials.js';
 import { PASSWORD_MIN_LENGTH } from './domain/users.js';
@@ -101,8 +102,30 @@ export interface Config {
    * are read back in order. `IOTBRIDGE_EVENT_BACKLOG_IN_MEMORY`, default 10000.
    */
   readonly eventBacklogInMemory: number;
+  /** Live event streams (`GET /events/stream`) one account may have open at once; past it 429. `IOTBRIDGE_EVENT_STREAMS_PER_ACCOUNT`, default 10. */
+  readonly eventStreamsPerAccount: number;
+  /** Live event streams this process serves at once; past it 503. `IOTBRIDGE_EVENT_STREAMS_MAX`, default 1000. */
+  readonly eventStreamsMax: number;
+  /**
+   * Bytes of events one live stream may hold for a client that does not read them; past it the client is cut off
+   * (`event: overflow`). `IOTBRIDGE_EVENT_STREAM_QUEUE_BYTES`, default 262144.
+   */
+  readonly eventStreamQueueBytes: number;
   /** Days events stay in the history; 0 keeps them forever. `IOTBRIDGE_HISTORY_RETENTION_DAYS`, default 30. */
   readonly historyRetentionDays: number;
+  /** Seconds a geolocation answer is reused for the same observations; 0 never. `IOTBRIDGE_LOCATION_CACHE_SECONDS`, default 86400. */
+  readonly locationCacheSeconds: number;
+  /** How long an HTTP location provider may take to answer. `IOTBRIDGE_LOCATION_PROVIDER_TIMEOUT_MS`, default 5000. */
+  readonly locationProviderTimeoutMs: number;
+  /** Geofences one account may have. `IOTBRIDGE_GEOFENCES_MAX`, default 100000. */
+  readonly geofencesMax: number;
+  /**
+   * A port of its own for `/metrics` (Prometheus text format) without authentication; unset: only `GET /metrics`
+   * on the API with a Super-Admin token. `IOTBRIDGE_PROMETHEUS_PORT` (0 picks a free one).
+   */
+  readonly prometheusPort: number | undefined;
+  /** Host the Prometheus port binds to. `IOTBRIDGE_PROMETHEUS_HOST`, default 127.0.0.1. */
+  readonly prometheusHost: string;
   /** Days trigger execution records are kept; 0 keeps them forever. `IOTBRIDGE_EXECUTION_RETENTION_DAYS`, default 30. */
   readonly executionRetentionDays: number;
   /** Script worker processes. `IOTBRIDGE_SCRIPT_WORKERS`, default 1. */
@@ -119,7 +142,15 @@ export interface Config {
   readonly smtpFrom: string;
   /** pino level. `IOTBRIDGE_LOG_LEVEL`, default `info`. */
   readonly logLevel: string;
+  /**
+   * The built web UI served at `/` (`npm run build` writes it). `IOTBRIDGE_UI_DIR`, default `dist/ui` of this
+   * package; without an `index.html` there, `/` answers a page that says to build it.
+   */
+  readonly uiDir: string;
 }
+
+/** `dist/ui` of this package, from src/ (run from source) and from dist/src/ (built) alike. */
+const DEFAULT_UI_DIR = fileURLToPath(new URL(existsSync(new URL('../package.json', import.meta.url)) ? '../dist/ui' : '../ui', import.meta.url));
 
 export const DEFAULTS = {
   httpPort: 8080,
@@ -145,7 +176,14 @@ export const DEFAULTS = {
   devicePasswordMaxWaitMs: 10_000,
   eventParallelism: 50,
   eventBacklogInMemory: 10_000,
+  eventStreamsPerAccount: 10,
+  eventStreamsMax: 1000,
+  eventStreamQueueBytes: 262_144,
   historyRetentionDays: 30,
+  locationCacheSeconds: 86_400,
+  locationProviderTimeoutMs: 5000,
+  geofencesMax: 100_000,
+  prometheusHost: '127.0.0.1',
   executionRetentionDays: 30,
   scriptWorkers: 1,
   scriptTimeoutMs: 1000,
@@ -194,7 +232,15 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   devicePasswordMaxWaitMs: 'IOTBRIDGE_DEVICE_PASSWORD_MAX_WAIT_MS',
   eventParallelism: 'IOTBRIDGE_EVENT_PARALLELISM',
   eventBacklogInMemory: 'IOTBRIDGE_EVENT_BACKLOG_IN_MEMORY',
+  eventStreamsPerAccount: 'IOTBRIDGE_EVENT_STREAMS_PER_ACCOUNT',
+  eventStreamsMax: 'IOTBRIDGE_EVENT_STREAMS_MAX',
+  eventStreamQueueBytes: 'IOTBRIDGE_EVENT_STREAM_QUEUE_BYTES',
   historyRetentionDays: 'IOTBRIDGE_HISTORY_RETENTION_DAYS',
+  locationCacheSeconds: 'IOTBRIDGE_LOCATION_CACHE_SECONDS',
+  locationProviderTimeoutMs: 'IOTBRIDGE_LOCATION_PROVIDER_TIMEOUT_MS',
+  geofencesMax: 'IOTBRIDGE_GEOFENCES_MAX',
+  prometheusPort: 'IOTBRIDGE_PROMETHEUS_PORT',
+  prometheusHost: 'IOTBRIDGE_PROMETHEUS_HOST',
   executionRetentionDays: 'IOTBRIDGE_EXECUTION_RETENTION_DAYS',
   scriptWorkers: 'IOTBRIDGE_SCRIPT_WORKERS',
   scriptTimeoutMs: 'IOTBRIDGE_SCRIPT_TIMEOUT_MS',
@@ -203,6 +249,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   smtpUrl: 'IOTBRIDGE_SMTP_URL',
   smtpFrom: 'IOTBRIDGE_SMTP_FROM',
   logLevel: 'IOTBRIDGE_LOG_LEVEL',
+  uiDir: 'IOTBRIDGE_UI_DIR',
 };
 
 export class ConfigError extends Error {}
@@ -268,7 +315,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     devicePasswordMaxWaitMs: integer(merged, 'devicePasswordMaxWaitMs', 0, 600_000),
     eventParallelism: integer(merged, 'eventParallelism', 1, 10_000),
     eventBacklogInMemory: integer(merged, 'eventBacklogInMemory', 1, 10_000_000),
+    eventStreamsPerAccount: integer(merged, 'eventStreamsPerAccount', 0, 100_000),
+    eventStreamsMax: integer(merged, 'eventStreamsMax', 0, 1_000_000),
+    eventStreamQueueBytes: integer(merged, 'eventStreamQueueBytes', 1024, 2 ** 31 - 1),
     historyRetentionDays: nonNegativeInt(merged, 'historyRetentionDays'),
+    locationCacheSeconds: integer(merged, 'locationCacheSeconds', 0, 31_536_000),
+    locationProviderTimeoutMs: integer(merged, 'locationProviderTimeoutMs', 100, 120_000),
+    geofencesMax: integer(merged, 'geofencesMax', 0, 10_000_000),
+    prometheusPort: merged.prometheusPort === undefined || merged.prometheusPort === '' ? undefined : port(merged, 'prometheusPort'),
+    prometheusHost: optionalString(merged, 'prometheusHost') ?? '127.0.0.1',
     executionRetentionDays: nonNegativeInt(merged, 'executionRetentionDays'),
     scriptWorkers: integer(merged, 'scriptWorkers', 1, 64),
     scriptTimeoutMs: integer(merged, 'scriptTimeoutMs', 1, 600_000),
@@ -277,6 +332,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpUrl: optionalString(merged, 'smtpUrl'),
     smtpFrom: optionalString(merged, 'smtpFrom') ?? DEFAULTS.smtpFrom,
     logLevel: optionalString(merged, 'logLevel') ?? DEFAULTS.logLevel,
+    uiDir: path.resolve(optionalString(merged, 'uiDir') ?? DEFAULT_UI_DIR),
   };
 }
 

@@ -69,6 +69,9 @@ export const ERRORS = {
 
   // Events and history
   IOTB_EVENT_NOT_FOUND: { status: 404, message: 'No such event in the history' },
+  IOTB_EVENT_SINCE_UNKNOWN: { status: 400, message: 'The since / Last-Event-ID event is not in the history of this account (unknown or past retention): open the stream without it' },
+  IOTB_EVENT_STREAMS_LIMIT: { status: 429, message: 'The account has as many open event streams as it may have; close one first' },
+  IOTB_EVENT_STREAMS_BUSY: { status: 503, message: 'This node serves as many event streams as it may; try again shortly' },
 
   // Triggers
   IOTB_TRIGGER_NOT_FOUND: { status: 404, message: 'No such trigger' },
@@ -86,6 +89,25 @@ export const ERRORS = {
   IOTB_FOTA_JOB_NOT_FOUND: { status: 404, message: 'No such FOTA job in the account' },
   IOTB_FOTA_DEVICE_BUSY: { status: 409, message: 'A FOTA of this device is under way: wait for it to end or cancel its job' },
   IOTB_FOTA_NO_PUBLIC_HOST: { status: 422, message: "Devices pulling firmware need this service's public host name: set IOTBRIDGE_PUBLIC_HOST or the service option publicHost, or use mode push" },
+
+  // Location
+  IOTB_LOCATION_SERVICE_NOT_FOUND: { status: 404, message: 'No such location service in the account' },
+  IOTB_LOCATION_NOT_FOUND: { status: 404, message: "No location service of the account knows a position for these observations" },
+  IOTB_LOCATION_PROVIDER_FAILED: { status: 502, message: 'The location provider did not answer usefully' },
+  IOTB_LOCATION_IMPORT_BUSY: { status: 409, message: 'An import into this location service is under way' },
+  IOTB_POSITION_NOT_FOUND: { status: 404, message: 'The endpoint has no known position' },
+  IOTB_GEOFENCE_NOT_FOUND: { status: 404, message: 'No such geofence in the account' },
+  IOTB_GEOFENCE_LIMIT: { status: 409, message: 'The account has as many geofences as it may have' },
+
+  // Reports
+  IOTB_REPORT_NOT_FOUND: { status: 404, message: 'No such report in the account' },
+  IOTB_REPORT_NAME_TAKEN: { status: 409, message: 'The account already has a report with this name' },
+  IOTB_REPORT_LIMIT: { status: 409, message: 'The account has as many reports as it may have' },
+
+  // Alerts
+  IOTB_ALERT_RULE_NOT_FOUND: { status: 404, message: 'No such alert rule in the account' },
+  IOTB_ALERT_NOT_FOUND: { status: 404, message: 'No such alert in the account' },
+  IOTB_ALERT_STATE: { status: 409, message: 'The alert cannot go to this state from its current one' },
 
   // LwM2M object registry
   IOTB_LWM2M_OBJECT_INVALID: { status: 400, message: 'The LwM2M object definition (DDF XML) is not valid' },

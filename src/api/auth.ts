@@ -14,6 +14,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route needs no token (health, login, documentation). */
     public?: boolean;
+    /**
+     * The token may also come as the query parameter `access_token` (same form as after `Bearer `), for
+     * clients that cannot send headers (the browser's EventSource). Only `GET /events/stream`: URLs end up in
+     * proxy logs and browser history, so nowhere else.
+     */
+    tokenInQuery?: boolean;
   }
 }
 
@@ -25,6 +31,13 @@ export function parseBearer(header: string | undefined): { token: string; accoun
   const match = BEARER.exec(header.trim());
   if (!match?.[1]) throw new AppError('IOTB_AUTH_TOKEN_INVALID', 'The Authorization header must be "Bearer <AT:…|UT:…>[:<accountId>]"');
   return { token: match[1], accountId: match[2] };
+}
+
+/** `?access_token=` as an Authorization header, on routes that accept it; the header comes first. */
+function queryToken(request: FastifyRequest): string | undefined {
+  if (!request.routeOptions.config.tokenInQuery) return undefined;
+  const token = (request.query as Record<string, unknown> | undefined)?.access_token;
+  return typeof token === 'string' && token !== '' ? `Bearer ${token}` : undefined;
 }
 
 /** Authenticates every non-public request and sets `request.scope`. */
@@ -40,7 +53,7 @@ export const authPlugin = fp<{ tokens: Tokens; accounts: Accounts; internalCalls
         request.scope = scope;
         return;
       }
-      const { token, accountId } = parseBearer(request.headers.authorization);
+      const { token, accountId } = parseBearer(request.headers.authorization ?? queryToken(request));
       const principal = await tokens.authenticate(token);
       request.scope = await accounts.scopeFor(principal, accountId);
     });

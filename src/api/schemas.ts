@@ -48,7 +48,7 @@ export function List<T extends TSchema>(item: T) {
 }
 
 const Id = Type.String({ minLength: 1, maxLength: 64 });
-const Timestamp = Type.String({ format: 'date-time' });
+export const Timestamp = Type.String({ format: 'date-time' });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 /** Free-form JSON object (status details, parameters, options). */
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
@@ -144,7 +144,7 @@ export const Login = Type.Object(
 
 const ServiceType = Type.Enum([...SERVICE_TYPES]);
 
-const ServiceOptions = Type.Object(
+export const ServiceOptions = Type.Object(
   {
     forceQueueMode: Type.Optional(Type.Boolean({ description: 'Treat every LWM2M device as in queue mode; reapplied on each registration update (default false)' })),
     keepAliveMode: Type.Optional(Type.Enum([...KEEP_ALIVE_MODES], { description: 'What a keep-alive does (default statusDetail)' })),
@@ -187,8 +187,8 @@ export const ServiceWrite = Type.Object({ name: Name, type: ServiceType, options
 // Endpoints
 
 const EndpointKey = Type.String({ minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u001f]+$' });
-const Tag = Type.String({ minLength: 1, maxLength: 385, description: '`name` or `name:value`' });
-const Tags = Type.Array(Tag, { maxItems: 100 });
+export const Tag = Type.String({ minLength: 1, maxLength: 385, description: '`name` or `name:value`' });
+export const Tags = Type.Array(Tag, { maxItems: 100 });
 
 const StatusDetails = Type.Object(
   {

@@ -1,4 +1,6 @@
 import swagger from '@fastify/swagger';
+import { closeSilentConnectionsOnStop } from './silent-connections.js';
+import { shareErrorBody } from './openapi-document.js';
 import type { DeviceChannels } from '../devices/device-server.js';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -20,10 +22,17 @@ import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
 import { objectRoutes } from './routes/objects.js';
 import { loraRoutes } from './routes/lora.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { lwm2mRoutes } from './routes/lwm2m.js';
 import { bootstrapRoutes } from './routes/bootstrap.js';
 import { endpointSecurityRoutes } from './routes/endpoint-security.js';
 import { fileRoutes } from './routes/files.js';
+import { geofenceRoutes } from './routes/geofences.js';
+import { locationRoutes } from './routes/location.js';
+import { reportRoutes } from './routes/reports.js';
+import { alertRoutes } from './routes/alerts.js';
+import { prometheusRoutes } from './routes/prometheus.js';
+import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { fotaRoutes } from './routes/fota.js';
 import { coapsRoutes } from './routes/coaps.js';
 import { downloadRoutes } from './routes/downloads.js';
@@ -32,6 +41,7 @@ import { superRoutes } from './routes/super.js';
 import { systemRoutes } from './routes/system.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { triggerRoutes } from './routes/triggers.js';
+import { uiRoutes } from './routes/ui.js';
 import { userRoutes } from './routes/users.js';
 
 export interface HttpApiOptions {
@@ -55,13 +65,17 @@ export interface HttpApiOptions {
   readonly fileMaxBytes: number;
   /** What download link URLs are made of: `IOTBRIDGE_PUBLIC_HOST` and the bound ports by name (`http`, `coap`, `coaps`), read when a link is made. */
   readonly downloads?: { readonly publicHost: string | undefined; readonly ports: Readonly<Record<string, number>> } | undefined;
+  /** The built web UI served at `/` (`IOTBRIDGE_UI_DIR`); unset: no UI routes. */
+  readonly uiDir?: string | undefined;
+  /** The operator's Prometheus metrics: every request is counted, `GET /metrics` serves them. */
+  readonly metrics?: ServiceMetrics | undefined;
 }
 
 /** The longest path segment the router accepts (see IOTB_REQUEST_PATH_TOO_LONG). */
 const MAX_PATH_PARAM = 2048;
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, uiDir, metrics }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -81,6 +95,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  closeSilentConnectionsOnStop(app);
   // Storing JSON nested thousands deep overflowed the stack (500); it is refused as it comes in.
   app.addHook('preValidation', async (request) => {
     if (nestsDeeperThan(request.body)) throw new AppError('IOTB_REQUEST_VALIDATION', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
@@ -99,6 +114,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'AT: API token or UT: user token, optionally followed by :<accountId>' } } },
       security: [{ bearer: [] }],
     },
+    transformObject: (documentObject) => ('openapiObject' in documentObject ? shareErrorBody(documentObject.openapiObject) : documentObject.swaggerObject),
   });
   // Static documentation assets carry no data; open them without a token.
   app.addHook('onRoute', (route) => {
@@ -106,9 +122,12 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+  if (uiDir !== undefined) await app.register(uiRoutes, { uiDir });
 
+  metrics?.observeHttp(app);
   await app.register(authPlugin, { tokens: domain.tokens, accounts: domain.accounts, internalCalls });
   await app.register(systemRoutes, { isReady });
+  if (metrics) await app.register(prometheusRoutes, { metrics });
   await app.register(authRoutes, { domain });
   await app.register(accountRoutes, { domain });
   await app.register(tokenRoutes, { domain });
@@ -117,12 +136,17 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(endpointRoutes, { domain });
   await app.register(eventRoutes, { domain });
   await app.register(triggerRoutes, { domain, engine });
+  await app.register(metricsRoutes, { domain });
   await app.register(superRoutes, { domain });
   await app.register(objectRoutes, { objects });
   await app.register(lwm2mRoutes, { domain, devices });
   await app.register(bootstrapRoutes, { domain, bootstrapConfigs });
   await app.register(endpointSecurityRoutes, { domain });
   await app.register(fileRoutes, { domain, fileMaxBytes });
+  await app.register(locationRoutes, { domain });
+  await app.register(geofenceRoutes, { domain });
+  await app.register(reportRoutes, { domain });
+  await app.register(alertRoutes, { domain });
   await app.register(fotaRoutes, { devices });
   await app.register(coapsRoutes, { serverCertificate });
   await app.register(downloadRoutes, { domain, publicHost: downloads?.publicHost, ports: downloads?.ports ?? {} });

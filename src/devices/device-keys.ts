@@ -1,3 +1,4 @@
+import { Type, type TOptional, type TString } from 'typebox';
 import type { ServiceOptions } from '../domain/services.js';
 import { bytesOption, enumOption, optionalIntOption } from './service-options.js';
 
@@ -20,11 +21,27 @@ export type KeyEncoding = (typeof KEY_ENCODINGS)[number];
 /** Endpoint keys are at most this long (characters); longer candidates name no device. */
 export const MAX_KEY_LENGTH = 256;
 
+/** The bytes options (`delimiter`, `keyDelimiter`, `loginReply`) are given as text or, with `Hex` after the name, as hex. */
+export function bytesOptionSchemas(name: string, what: string, text?: string): Record<string, TOptional<TString>> {
+  return {
+    [name]: Type.Optional(Type.String({ minLength: 1, maxLength: 16, ...(text === undefined ? {} : { default: text }), description: `${what}, as text (1 to 16 bytes of UTF-8)` })),
+    [`${name}Hex`]: Type.Optional(Type.String({ pattern: '^([0-9a-fA-F]{2}){1,16}$', examples: ['0d0a'], description: `${what}, as hex (1 to 16 bytes); wins over ${name}` })),
+  };
+}
+
+/** The key prefix options as the API publishes them (GET /services/types). */
+export const KEY_PREFIX_OPTION_SCHEMAS = {
+  ...bytesOptionSchemas('keyDelimiter', 'prefix rule: the key ends at the first delimiter', ':'),
+  keyLength: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KEY_LENGTH, description: 'prefix rule: the key is the first N bytes instead of ending at the delimiter' })),
+  keyEncoding: Type.Optional(Type.Enum([...KEY_ENCODINGS], { default: 'utf8', description: 'the key bytes as text (utf8) or as their lower-case hex (binary ids)' })),
+};
+
 /** Options `keyDelimiter` (default `:`) or `keyDelimiterHex`, `keyLength` (bytes) and `keyEncoding` (`utf8` | `hex`). */
 export function keyPrefixOption(options: ServiceOptions): KeyPrefix {
   const length = optionalIntOption(options, 'keyLength', 1, MAX_KEY_LENGTH);
+  const delimiter = bytesOption(options, 'keyDelimiter', Buffer.from(':')); // checked even when keyLength wins
   return {
-    delimiter: length === undefined ? bytesOption(options, 'keyDelimiter', Buffer.from(':')) : undefined,
+    delimiter: length === undefined ? delimiter : undefined,
     length,
     encoding: enumOption(options, 'keyEncoding', KEY_ENCODINGS, 'utf8'),
   };

@@ -5,6 +5,7 @@ import { isIP, type BlockList, type LookupFunction } from 'node:net';
 import { addressList } from '../domain/address-list.js';
 import { AppError } from '../errors.js';
 import { classifyAddress } from './send-guard.js';
+import type { HttpRequest } from '../location/http-json.js';
 
 /** The answer of a request: its status and body text (at most MAX_BODY_BYTES). */
 export interface OutboundResponse {
@@ -52,18 +53,24 @@ export class OutboundHttp {
   }
 
   /** POSTs `body` as JSON to `url` → the answer; throws `IOTB_OUTBOUND_ADDRESS_REFUSED` before connecting to a refused address. */
-  async postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<OutboundResponse> {
+  postJson(url: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<OutboundResponse> {
+    return this.request({ method: 'POST', url, headers, json: body, timeoutMs });
+  }
+
+  /** One GET, or POST of a JSON body (location providers: src/location/http-json.ts) → the answer; refused addresses as postJson. */
+  async request(options: HttpRequest): Promise<OutboundResponse> {
+    const { method, url, headers, json, timeoutMs } = options;
     const target = new URL(url);
     // An address in the URL is connected to without a look-up: checked here.
     this.checkUrl(url);
     const send = target.protocol === 'https:' ? https.request : http.request;
-    const payload = Buffer.from(JSON.stringify(body));
+    const payload = method === 'POST' ? Buffer.from(JSON.stringify(json ?? null)) : undefined;
     return new Promise<OutboundResponse>((resolve, reject) => {
       const request = send(
         target,
         {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': String(payload.length), ...headers },
+          method,
+          headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}), ...headers },
           lookup: this.#lookup,
           timeout: timeoutMs,
           // One request per connection: no pooled socket outlives the check of the address it went to.

@@ -2,6 +2,7 @@ import { Accounts, type AccountStore } from './accounts.js';
 import { DeviceCredentials } from './device-credentials.js';
 import { DeviceSecurity, type DeviceSecurityStore } from './device-security.js';
 import { Files, type FileStore } from './files.js';
+import { Metrics, type MetricsStore } from './metrics.js';
 import { FileLinks, type FileLinkStore } from './file-links.js';
 import { EndpointProvisioning } from './endpoint-provisioning.js';
 import { Endpoints, type EndpointStore } from './endpoints.js';
@@ -11,9 +12,19 @@ import { Users, type UserStore } from './users.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { EventStore } from '../events/event-store.js';
 import { Events } from '../events/events.js';
+import { EventStreams } from '../events/event-streams.js';
 import { History } from '../events/history.js';
 import { Replies } from '../events/replies.js';
 import { Executions, type ExecutionStore } from '../triggers/executions.js';
+import { createLocation, type Location, type LocationStores } from '../location/location.js';
+import type { HttpJson } from '../location/http-json.js';
+import { VERSION } from '../version.js';
+import type { ReportStore } from '../reports/model.js';
+import { AlertNotifier } from '../alerts/alert-notifier.js';
+import { AlertRules } from '../alerts/alert-rules.js';
+import { Alerts } from '../alerts/alerts.js';
+import type { AlertStore } from '../alerts/model.js';
+import { Reports } from '../reports/reports.js';
 import { Triggers, type TriggerStore } from '../triggers/triggers.js';
 
 /** The domain services: the only code that changes state. HTTP routes, scripts and protocol adapters all call these. */
@@ -35,13 +46,26 @@ export interface Domain {
   readonly fileLinks: FileLinks;
   readonly events: Events;
   readonly history: History;
+  /** Live streams of the accounts' events (`GET /events/stream`). */
+  readonly eventStreams: EventStreams;
   /** Waiting `POST /events` requests and the triggers' replies to them. */
   readonly replies: Replies;
   readonly triggers: Triggers;
   readonly executions: Executions;
+  /** Counts for the dashboard (endpoints by field, trigger runs per period). */
+  readonly metrics: Metrics;
+  /** Geolocation, geocoding, geofences and endpoints' positions (src/location/). */
+  readonly location: Location;
+  /** Tables of entries accounts fill from triggers (src/reports/). */
+  readonly reports: Reports;
+  /** Alert rules and the alerts they open (src/alerts/). */
+  readonly alertRules: AlertRules;
+  readonly alerts: Alerts;
 }
 
-export interface DomainStores {
+export interface DomainStores extends LocationStores {
+  readonly reports: ReportStore;
+  readonly alerts: AlertStore;
   readonly accounts: AccountStore;
   readonly tokens: TokenStore;
   readonly users: UserStore;
@@ -53,6 +77,7 @@ export interface DomainStores {
   readonly events: EventStore;
   readonly triggers: TriggerStore;
   readonly executions: ExecutionStore;
+  readonly metrics: MetricsStore;
 }
 
 export interface DomainOptions {
@@ -62,9 +87,32 @@ export interface DomainOptions {
   readonly devicePasswordMinLength: number;
   /** How long a chosen device password's check may expect to wait before the device is told to try later (ms). */
   readonly devicePasswordMaxWaitMs: number;
+  /** Caps of live event streams: per account, per process, and the bytes one may hold for a slow client. */
+  readonly eventStreamsPerAccount: number;
+  readonly eventStreamsMax: number;
+  readonly eventStreamQueueBytes: number;
+  readonly locationCacheSeconds: number;
+  readonly locationProviderTimeoutMs: number;
+  readonly geofencesMax: number;
 }
 
-export function createDomain(stores: DomainStores, bus: EventBus, options: DomainOptions): Domain {
+/** How the domain reaches HTTP APIs a tenant configured (location providers): OutboundHttp in the service. */
+export interface DomainOutbound {
+  readonly request: HttpJson;
+  readonly checkUrl: (url: string) => void;
+  /** Mail over the operator's SMTP server (alert notifications); undefined without one. */
+  readonly mail?: ((message: { to: string[]; subject: string; text: string }) => Promise<void>) | undefined;
+  /** Told when a notification could not be delivered (the service logs it). */
+  readonly onDeliveryFailure?: ((what: string, error: unknown) => void) | undefined;
+}
+
+/** Without OutboundHttp (maintenance commands): nothing is reached. */
+const NO_OUTBOUND: DomainOutbound = {
+  request: () => Promise.reject(new Error('no outbound HTTP in this process')),
+  checkUrl: () => {},
+};
+
+export function createDomain(stores: DomainStores, bus: EventBus, options: DomainOptions, outbound: DomainOutbound = NO_OUTBOUND): Domain {
   const accounts = new Accounts(stores.accounts);
   const tokens = new Tokens(stores.tokens, { cacheTtlMs: options.tokenCacheTtlSeconds * 1000 });
   const users = new Users(stores.users, tokens, { tokenTtlSeconds: options.userTokenTtlSeconds });
@@ -78,7 +126,32 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const replies = new Replies();
   const events = new Events(bus, endpoints, replies);
   const history = new History(stores.events, endpoints);
+  const eventStreams = new EventStreams(bus, stores.events, endpoints, {
+    perAccount: options.eventStreamsPerAccount,
+    max: options.eventStreamsMax,
+    queueBytes: options.eventStreamQueueBytes,
+  });
   const triggers = new Triggers(stores.triggers);
   const executions = new Executions(stores.executions);
-  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, files, fileLinks, events, history, replies, triggers, executions };
+  const metrics = new Metrics(stores.metrics);
+  const location = createLocation(stores, endpoints, {
+    http: outbound.request,
+    checkUrl: outbound.checkUrl,
+    cacheSeconds: options.locationCacheSeconds,
+    providerTimeoutMs: options.locationProviderTimeoutMs,
+    geofencesPerAccount: options.geofencesMax,
+    userAgent: `IoT Bridge/${VERSION}`,
+    publish: (event) => events.publish(event),
+  });
+  const reports = new Reports(stores.reports);
+  const alertRules = new AlertRules(stores.alerts, { checkUrl: outbound.checkUrl });
+  const notifier = new AlertNotifier({
+    http: outbound.request,
+    mail: outbound.mail,
+    publish: (event) => events.publish(event),
+    timeoutMs: options.locationProviderTimeoutMs,
+    onFailure: outbound.onDeliveryFailure ?? (() => {}),
+  });
+  const alerts = new Alerts(stores.alerts, alertRules, notifier);
+  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, files, fileLinks, events, history, eventStreams, replies, triggers, executions, metrics, location, reports, alertRules, alerts };
 }

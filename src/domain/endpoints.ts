@@ -63,6 +63,8 @@ export interface EndpointFilter {
   readonly keyPrefix?: string | undefined;
   readonly hasStatusDetail?: readonly string[] | undefined;
   readonly missingStatusDetail?: readonly string[] | undefined;
+  /** Only endpoints in this state (searches and counts; the state changes with the devices, not by edits). */
+  readonly state?: EndpointState | undefined;
 }
 
 export type EndpointSort = 'key' | 'createdAt' | 'updatedAt';

@@ -9,16 +9,22 @@ export type ServiceType = (typeof SERVICE_TYPES)[number];
 export const KEEP_ALIVE_MODES = ['do-nothing', 'statusDetail', 'touch', 'event'] as const;
 export type KeepAliveMode = (typeof KEEP_ALIVE_MODES)[number];
 
-/** Options every service has; protocol-specific options sit beside them. */
+/**
+ * A service's options: free-form JSON that each protocol reads and checks (its `…-options.ts`). The CoAP
+ * ones below are stored with their defaults on LwM2M and CoAP services.
+ */
 export interface ServiceOptions {
   /** Treat every LWM2M device of the service as in queue mode; reapplied on each registration update. */
-  readonly forceQueueMode: boolean;
+  readonly forceQueueMode?: boolean;
   /** What a keep-alive (CoAP empty CON ping) does: see SPEC "States and transitions". */
-  readonly keepAliveMode: KeepAliveMode;
+  readonly keepAliveMode?: KeepAliveMode;
   /** Largest CoAP payload sent in one message before block-wise transfer is used (bytes). */
-  readonly coapMaxMessageSize: number;
+  readonly coapMaxMessageSize?: number;
   readonly [option: string]: unknown;
 }
+
+/** The types whose services store DEFAULT_SERVICE_OPTIONS (the others never read them). */
+const COAP_TYPES: readonly ServiceType[] = ['lwm2m', 'coap'];
 
 export const DEFAULT_SERVICE_OPTIONS = {
   forceQueueMode: false,
@@ -159,7 +165,7 @@ export class Services {
   }
 
   #options(input: ServiceInput): ServiceOptions {
-    const options: ServiceOptions = { ...DEFAULT_SERVICE_OPTIONS, ...input.options };
+    const options: ServiceOptions = { ...(COAP_TYPES.includes(input.type) ? DEFAULT_SERVICE_OPTIONS : {}), ...input.options };
     this.#checks.get(input.type)?.(options);
     return options;
   }

@@ -6,12 +6,23 @@ import type { EventStore, StoredEvent } from './event-store.js';
 export type EventConsumer = (event: Event) => Promise<unknown>;
 
 /**
+ * Sees events as soon as they are accepted (durable), in seq order, before any consumer handles them: live
+ * streams (`GET /events/stream`). Called synchronously: it must be quick, and whatever it throws is logged.
+ */
+export type AcceptedListener = (events: readonly StoredEvent[]) => void;
+
+/**
  * The one path of events. `publish` resolves once the event is accepted (durable); consumers then see
  * events of one partition (endpoint) in order, and different partitions in parallel.
  */
 export interface EventBus {
   publish(events: readonly Event[]): Promise<void>;
   subscribe(consumer: EventConsumer): void;
+  /**
+   * Listens to accepted events of this process, whether the bus is running or not; returns what stops it.
+   * Unlike a consumer, a listener is not waited for, and sees events only once (not again after a restart).
+   */
+  watch(listener: AcceptedListener): () => void;
   start(): Promise<void>;
   /** Stops dispatching and waits for events being handled; what is still queued is handled after the next start. */
   stop(): Promise<void>;
@@ -49,6 +60,7 @@ export class DurableEventBus implements EventBus {
   readonly #store: EventStore;
   readonly #options: DurableEventBusOptions;
   readonly #consumers: EventConsumer[] = [];
+  readonly #listeners = new Set<AcceptedListener>();
   /** Events waiting per partition, oldest first. */
   readonly #waiting = new Map<string, StoredEvent[]>();
   /** Partitions with waiting events and nobody handling them, in arrival order. */
@@ -89,6 +101,11 @@ export class DurableEventBus implements EventBus {
 
   subscribe(consumer: EventConsumer): void {
     this.#consumers.push(consumer);
+  }
+
+  watch(listener: AcceptedListener): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
   }
 
   async start(): Promise<void> {
@@ -147,6 +164,13 @@ export class DurableEventBus implements EventBus {
       const stored = batch.events.map((event, i) => ({ seq: seqs[i]!, event }));
       // A database may number the rows of one insert out of order; dispatch follows the numbers, as a restart would.
       stored.sort((a, b) => a.seq - b.seq);
+      for (const listener of this.#listeners) {
+        try {
+          listener(stored);
+        } catch (error) {
+          this.#options.logger.error({ err: error }, 'accepted-events listener failed');
+        }
+      }
       if (this.#deferred) this.#deferred.push(stored);
       else if (this.#running && !this.#spilled) {
         const room = this.#maxInMemory - this.#inMemory;

@@ -42,6 +42,7 @@ export const PLATFORM_EVENT_TYPES = [
   'LORA Status',
   'output',
   'geofence',
+  'alert',
 ] as const;
 
 export interface EventInput {

@@ -10,10 +10,12 @@ export interface RetentionOptions {
   readonly historyDays: number;
   /** Days execution records stay; 0 keeps them forever (`IOTBRIDGE_EXECUTION_RETENTION_DAYS`). */
   readonly executionDays: number;
+  /** Report entries past their own report's retention (src/reports/). */
+  readonly reports?: { deleteExpired(now: number): Promise<number> };
   readonly logger: Logger;
 }
 
-/** Deletes history and execution records older than their retention periods: at start, then hourly. */
+/** Deletes history, execution records and report entries older than their retention periods: at start, then hourly. */
 export class RetentionJob {
   readonly #events: EventStore;
   readonly #executions: ExecutionStore;
@@ -28,7 +30,7 @@ export class RetentionJob {
   }
 
   start(): void {
-    if (this.#options.historyDays === 0 && this.#options.executionDays === 0) return;
+    if (this.#options.historyDays === 0 && this.#options.executionDays === 0 && !this.#options.reports) return;
     this.#pass = this.run();
     this.#timer = setInterval(() => {
       this.#pass = this.run();
@@ -42,14 +44,15 @@ export class RetentionJob {
     await this.#pass;
   }
 
-  /** One pass; returns how many events and execution records were deleted. */
-  async run(): Promise<{ events: number; executions: number }> {
-    const { historyDays, executionDays, logger } = this.#options;
-    const deleted = { events: 0, executions: 0 };
+  /** One pass; returns how many events, execution records and report entries were deleted. */
+  async run(): Promise<{ events: number; executions: number; reportEntries: number }> {
+    const { historyDays, executionDays, reports, logger } = this.#options;
+    const deleted = { events: 0, executions: 0, reportEntries: 0 };
     try {
       if (historyDays > 0) deleted.events = await this.#events.deleteOlderThan(Date.now() - historyDays * DAY);
       if (executionDays > 0) deleted.executions = await this.#executions.deleteOlderThan(Date.now() - executionDays * DAY);
-      if (deleted.events + deleted.executions > 0) logger.info({ ...deleted, historyDays, executionDays }, 'retention');
+      if (reports) deleted.reportEntries = await reports.deleteExpired(Date.now());
+      if (deleted.events + deleted.executions + deleted.reportEntries > 0) logger.info({ ...deleted, historyDays, executionDays }, 'retention');
     } catch (error) {
       logger.error({ err: error }, 'retention failed');
     }

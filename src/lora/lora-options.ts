@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import type { ServiceOptions } from '../domain/services.js';
 import { AppError } from '../errors.js';
 import { boolOption, enumOption, stringOption } from '../devices/service-options.js';
@@ -23,6 +24,24 @@ export interface LoraOptions {
 }
 
 export const MIN_SECRET_LENGTH = 16;
+
+/** What `loraOptions` accepts, as the API publishes it (GET /services/types); the check below is the authority. */
+export const LORA_OPTIONS_SCHEMA = Type.Object(
+  {
+    webhookSecret: Type.Optional(
+      Type.String({ minLength: MIN_SECRET_LENGTH, maxLength: 1000, examples: ['a-long-random-webhook-secret'], description: 'What the network server sends in X-Webhook-Secret; without it every webhook call is refused' }),
+    ),
+    autoProvision: Type.Optional(Type.Boolean({ default: false, description: 'Create the endpoint of an unknown DevEUI on its first webhook call instead of answering 404' })),
+    networkServer: Type.Optional(Type.Enum([...NETWORK_SERVERS], { description: 'Where lora.downlink sends: ChirpStack or The Things Stack (unset: no downlinks)' })),
+    apiUrl: Type.Optional(
+      Type.String({ maxLength: 2000, pattern: '^https?://[^\\s/]+', examples: ['https://eu1.cloud.thethings.network'], description: "Base URL of the network server's API" }),
+    ),
+    apiKey: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, examples: ['NNSXS.EXAMPLE'], description: 'ChirpStack API key, or a TTS API key that may write downlink traffic' })),
+    ttsApplicationId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, examples: ['my-app'], description: "TTS: the application id (default: the one the device's uplinks carried)" })),
+    ttsWebhookId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, examples: ['iotbridge'], description: 'TTS: the id of the application webhook downlinks go through' })),
+  },
+  { additionalProperties: true },
+);
 
 export function loraOptions(options: ServiceOptions): LoraOptions {
   const webhookSecret = stringOption(options, 'webhookSecret', 1000);

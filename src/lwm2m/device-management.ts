@@ -13,7 +13,7 @@ import type { ObservationStore } from './observation-store.js';
 import type { DeviceQueueStore } from './queue-store.js';
 import type { ObjectRegistry } from './objects/registry.js';
 import { observationKey, ObservationTable, type ActiveObservation } from './observations.js';
-import { DeviceQueue } from './device-queue.js';
+import { DeviceQueue, type QueueOutcome } from './device-queue.js';
 import { HeldRequests, type HeldSummary, type HoldOptions } from './held-requests.js';
 import { checkedPath, invalid, type Lwm2mOperation, type OperationRequest, type OperationResult } from './operations.js';
 import type { Registration } from './registration.js';
@@ -122,28 +122,39 @@ export class DeviceManagement {
    * registration, `directToQueue`, or earlier requests still waiting) it waits in the device queue until
    * the device's next update or Send, and then goes out in order (SPEC States). `onQueued` is told when
    * it waits. A new registration purges the queue: each waiting request fails with `IOTB_LWM2M_QUEUE_PURGED`.
+   * `signal` withdraws a request still waiting when it aborts (it fails with the signal's reason); one already
+   * sent runs to its answer.
    */
-  async perform(endpoint: Endpoint, request: OperationRequest, hooks: { onQueued?: () => void } = {}): Promise<OperationResult> {
+  async perform(endpoint: Endpoint, request: OperationRequest, hooks: { onQueued?: () => void; signal?: AbortSignal } = {}): Promise<OperationResult> {
     const path = checkedPath(request);
     // Forgetting an observation is the server's own business: it never waits for the device.
     if (request.operation === 'cancelObserve') return this.#cancelObserve(endpoint, request, formatPath(path));
+    const { signal } = hooks;
+    signal?.throwIfAborted();
     const registration = this.#server.registrationOf(endpoint.id);
     if (registration && !request.directToQueue && this.#queue.size(endpoint.id) === 0 && this.#server.isAwake(registration)) return this.#exchange(endpoint, request);
     const now = Date.now();
+    let withdraw: (() => void) | undefined;
     const result = new Promise<OperationResult>((resolve, reject) => {
+      const settle = (outcome: QueueOutcome) => {
+        signal?.removeEventListener('abort', withdraw!);
+        if ('delivered' in outcome) resolve(outcome.delivered);
+        else if ('failed' in outcome) reject(outcome.failed instanceof Error ? outcome.failed : new Error(String(outcome.failed)));
+        else reject('expired' in outcome ? outcome.expired : outcome.purged);
+      };
+      withdraw = () => {
+        if (this.#queue.withdraw(endpoint.id, settle)) reject(signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason)));
+      };
       this.#queue.add(endpoint, {
         request,
         createdAt: now,
         expiresAt: now + (request.queueTimeoutMs ?? request.timeoutMs),
         lifecycle: 'purge',
         waitsForWake: request.directToQueue,
-        settle: (outcome) => {
-          if ('delivered' in outcome) resolve(outcome.delivered);
-          else if ('failed' in outcome) reject(outcome.failed instanceof Error ? outcome.failed : new Error(String(outcome.failed)));
-          else reject('expired' in outcome ? outcome.expired : outcome.purged);
-        },
+        settle,
       });
     });
+    signal?.addEventListener('abort', withdraw!, { once: true });
     hooks.onQueued?.();
     // Waiting behind requests of a device that is awake (or became so): start sending.
     if (!request.directToQueue) void this.#queue.drain(endpoint.id);

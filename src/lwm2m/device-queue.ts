@@ -140,6 +140,17 @@ export class DeviceQueue {
     }
   }
 
+  /** Removes a waiting request, found by its `settle`, without ending it; false when it is no longer waiting (sent or ended). */
+  withdraw(endpointId: string, settle: QueueEntry['settle']): boolean {
+    const device = this.#devices.get(endpointId);
+    const at = device?.entries.findIndex((entry) => entry.settle === settle) ?? -1;
+    if (!device || at === -1) return false;
+    const [entry] = device.entries.splice(at, 1);
+    clearTimeout(entry!.timer);
+    if (device.entries.length === 0 && !device.draining) this.#devices.delete(endpointId);
+    return true;
+  }
+
   /** Removes a waiting request by id without ending it (the caller says how). */
   take(endpointId: string, id: string): QueueEntry | undefined {
     const device = this.#devices.get(endpointId);

@@ -305,7 +305,7 @@ export class Lwm2mServer implements DeviceServer {
     const now = new Date().toISOString();
     const registration: Registration = {
       ...params,
-      queueMode: params.queueMode || service.options.forceQueueMode,
+      queueMode: params.queueMode || (service.options.forceQueueMode ?? false),
       id: newRegistrationId(),
       endpointId: endpoint.id,
       accountId: endpoint.accountId,

@@ -276,6 +276,7 @@ function filtered(query: EndpointQuery, accountId: string, filter: EndpointFilte
   let q = query.where('account_id', '=', accountId);
   if (filter.serviceId !== undefined) q = q.where('service_id', '=', filter.serviceId);
   if (filter.keyPrefix !== undefined && filter.keyPrefix !== '') q = q.where(startsWith('key', filter.keyPrefix));
+  if (filter.state !== undefined) q = q.where('state', '=', filter.state);
   for (const tag of filter.tags ?? []) {
     const { name, value } = parseTag(tag);
     q = q.where('id', 'in', (eb) =>

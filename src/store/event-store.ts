@@ -1,10 +1,14 @@
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Event } from '../events/event.js';
-import type { EventStore, HistoryQuery, StoredEvent } from '../events/event-store.js';
+import type { EventStore, HistoryQuery, StoredEvent, StreamQuery } from '../events/event-store.js';
 import { fromJson, toJson, type EventsTable, type Schema } from './schema.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
+import { firstSeqAtOrAfter } from './seq-bound.js';
 import { deleteSeqsBelow, toIso, toMs } from './sql.js';
+
+/** How far out of time order events may be numbered (accepted in batches by several writers). */
+const EVENT_ORDER_SLACK_MS = 60_000;
 
 export class SqlEventStore implements EventStore {
   readonly #db: Kysely<Schema>;
@@ -141,6 +145,75 @@ export class SqlEventStore implements EventStore {
   async get(accountId: string, id: string): Promise<Event | undefined> {
     const row = await this.#db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
     return row && toStored(row).event;
+  }
+
+  async seqOf(accountId: string, id: string): Promise<number | undefined> {
+    const row = await this.#db.selectFrom('events').select('seq').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    return row && Number(row.seq);
+  }
+
+  async seqsAfter(accountId: string, query: StreamQuery, afterSeq: number, limit: number): Promise<number[]> {
+    const conditions = (eb: ExpressionBuilder<{ e: EventsTable }, 'e'>): Expression<SqlBool> => {
+      const all: Expression<SqlBool>[] = [eb('e.account_id', '=', accountId), eb('e.seq', '>', afterSeq)];
+      if (query.types && query.types.length > 0) all.push(eb('e.type', 'in', query.types));
+      return eb.and(all);
+    };
+    const endpointIds = query.endpointIds;
+    if (!endpointIds || endpointIds.length === 0) {
+      const rows = await this.#db.selectFrom('events as e').select('e.seq').where(conditions).orderBy('e.seq', 'desc').limit(limit).execute();
+      return rows.map((row) => Number(row.seq));
+    }
+    // As in `search`: the newest events from the events themselves, the older ones through the by-endpoint index.
+    const indexedThrough = await this.#cursor('endpoint-index');
+    const newest = await this.#db
+      .selectFrom('events as e')
+      .select('e.seq')
+      .where(conditions)
+      .where('e.seq', '>', indexedThrough)
+      .where('e.endpoint_id', 'in', endpointIds)
+      .orderBy('e.seq', 'desc')
+      .limit(limit)
+      .execute();
+    if (newest.length >= limit || indexedThrough <= afterSeq) return newest.map((row) => Number(row.seq));
+    const indexed = await this.#db
+      .selectFrom('event_endpoints as x')
+      .innerJoin('events as e', 'e.seq', 'x.seq')
+      .select('e.seq')
+      .where('x.endpoint_id', 'in', endpointIds)
+      .where('x.seq', '>', afterSeq)
+      .where('x.seq', '<=', indexedThrough)
+      .where(conditions)
+      .orderBy('x.seq', 'desc')
+      .limit(limit - newest.length)
+      .execute();
+    return [...newest, ...indexed].map((row) => Number(row.seq));
+  }
+
+  async bySeqs(accountId: string, seqs: readonly number[]): Promise<StoredEvent[]> {
+    if (seqs.length === 0) return [];
+    const rows = await this.#db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('seq', 'in', [...seqs]).orderBy('seq').execute();
+    return rows.map(toStored);
+  }
+
+  async counts(accountId: string, query: HistoryQuery, from: number, to: number, intervalMs: number): Promise<{ bucket: number; count: number }[]> {
+    // Only the period's rows are read: its seq range is bisected from the times first (events are numbered in
+    // the order they were accepted, which is the order of their times), then `events_account` (account_id,
+    // seq) walks that range. The time itself is still checked, the range has some slack.
+    const low = await firstSeqAtOrAfter(this.#db, { table: 'events', column: 'time' }, from - EVENT_ORDER_SLACK_MS);
+    const high = await firstSeqAtOrAfter(this.#db, { table: 'events', column: 'time' }, to + EVENT_ORDER_SLACK_MS + 1);
+    // Literals (integers checked by the route), so PostgreSQL sees the grouped expression as the selected one.
+    const bucket = sql<number | string>`(e.time - ${sql.lit(Math.trunc(from))}) / ${sql.lit(Math.trunc(intervalMs))}`;
+    const rows = await this.#db
+      .selectFrom('events as e')
+      .select([bucket.as('bucket'), sql<number | string>`count(*)`.as('n')])
+      .where(historyConditions(accountId, { ...query, from: undefined, to: undefined }, high))
+      .where('e.seq', '>=', low)
+      .where('e.time', '>=', from)
+      .where('e.time', '<=', to)
+      .$if(query.endpointId !== undefined, (q) => q.where('e.endpoint_id', '=', query.endpointId!))
+      .groupBy(bucket)
+      .execute();
+    return rows.map((row) => ({ bucket: Number(row.bucket), count: Number(row.n) }));
   }
 
   async deleteOlderThan(time: number): Promise<number> {

@@ -25,6 +25,10 @@ import { endpointSecurity } from './migrations/0027-endpoint-security.js';
 import { files } from './migrations/0028-files.js';
 import { fileLinks } from './migrations/0029-file-links.js';
 import { fota } from './migrations/0030-fota.js';
+import { dashboardIndexes } from './migrations/0031-dashboard-indexes.js';
+import { location } from './migrations/0032-location.js';
+import { reports } from './migrations/0033-reports.js';
+import { alerts } from './migrations/0034-alerts.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -54,6 +58,10 @@ function migrations(database: Database): Record<string, Migration> {
     '0028-files': files(database.dialect),
     '0029-file-links': fileLinks(database.dialect),
     '0030-fota': fota(),
+    '0031-dashboard-indexes': dashboardIndexes(),
+    '0032-location': location(),
+    '0033-reports': reports(database.dialect),
+    '0034-alerts': alerts(),
   };
 }
 

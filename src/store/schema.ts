@@ -368,6 +368,151 @@ export interface Schema {
   file_links: FileLinksTable;
   fota_jobs: FotaJobsTable;
   fota_devices: FotaDevicesTable;
+  location_services: LocationServicesTable;
+  location_cells: LocationCellsTable;
+  location_wifi: LocationWifiTable;
+  geofences: GeofencesTable;
+  geofence_presence: GeofencePresenceTable;
+  endpoint_positions: EndpointPositionsTable;
+  location_usage: LocationUsageTable;
+  reports: ReportsTable;
+  report_entries: ReportEntriesTable;
+  alert_rules: AlertRulesTable;
+  alerts: AlertsTable;
+}
+
+export interface AlertRulesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  severity: string;
+  /** JSON: string[]. */
+  tags: string;
+  /** JSON: AlertCondition. */
+  condition: string;
+  /** JSON: AlertNotify (the webhook secret included: never returned by the API). */
+  notify: string;
+  /** 1 or 0. */
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AlertsTable {
+  id: string;
+  account_id: string;
+  rule_id: string | null;
+  name: string;
+  severity: string;
+  /** JSON: string[]. */
+  tags: string;
+  endpoint_id: string | null;
+  endpoint_key: string | null;
+  state: string;
+  /** JSON. */
+  value: string | null;
+  occurrences: number;
+  opened_at: number;
+  updated_at: number;
+  closed_at: number | null;
+  /** JSON: AlertChange[]. */
+  history: string;
+}
+
+export interface ReportsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  description: string | null;
+  /** JSON: ReportColumn[]. */
+  columns: string;
+  retention_days: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ReportEntriesTable {
+  id: Generated<number>;
+  report_id: string;
+  time: number;
+  /** JSON object. */
+  data: string;
+}
+
+export interface LocationUsageTable {
+  account_id: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  /** geolocate, geolocate:<provider type>, forward, reverse, geofence-eval. */
+  kind: string;
+  count: number;
+}
+
+export interface LocationServicesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  /** embedded, google, unwiredlabs, nominatim. */
+  type: string;
+  /** Fallback order within the account, from 0. */
+  position: number;
+  url: string | null;
+  /** Write-only: never returned by the API. */
+  api_key: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface LocationCellsTable {
+  service_id: string;
+  /** OpenCelliD's radio: GSM, UMTS, CDMA, LTE, NR. */
+  radio: string;
+  mcc: number;
+  mnc: number;
+  area: number;
+  cell: number;
+  lat: number;
+  lon: number;
+  range: number;
+  samples: number;
+}
+
+export interface LocationWifiTable {
+  service_id: string;
+  /** Lower case, colon-separated. */
+  mac: string;
+  lat: number;
+  lon: number;
+  range: number;
+}
+
+export interface GeofencesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  description: string | null;
+  /** JSON: string[]. */
+  tags: string;
+  /** JSON: {geometry} or {circle}. */
+  shape: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface GeofencePresenceTable {
+  endpoint_id: string;
+  geofence_id: string;
+  entered_at: number;
+}
+
+export interface EndpointPositionsTable {
+  endpoint_id: string;
+  account_id: string;
+  lat: number;
+  lon: number;
+  accuracy: number | null;
+  source: string;
+  at: number;
 }
 
 export interface FotaJobsTable {

@@ -15,7 +15,12 @@ import { PgFileStore } from './pg-file-store.js';
 import { SqlServiceStore } from './service-store.js';
 import { SqlTokenStore } from './token-store.js';
 import { SqlExecutionStore, SqlTriggerStore } from './trigger-store.js';
+import { SqlMetricsStore } from './metrics-store.js';
 import { SqlUserStore } from './user-store.js';
+import { SqlGeofenceStore, SqlPositionStore } from './geofence-store.js';
+import { SqlLocationServiceStore } from './location-service-store.js';
+import { SqlReportStore } from './report-store.js';
+import { SqlAlertStore } from './alert-store.js';
 
 /** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations). */
 export interface Stores extends DomainStores {
@@ -45,10 +50,16 @@ export function sqlStores(database: Database, options: StoreOptions = {}): Store
     events: new SqlEventStore(db, hot),
     triggers: new SqlTriggerStore(db),
     executions: new SqlExecutionStore(db, hot),
+    metrics: new SqlMetricsStore(db),
     objectModels: new SqlObjectModelStore(db),
     bootstrapConfigs: new SqlBootstrapConfigStore(db),
     // File contents: in the database on PostgreSQL (every node of a cluster sees them), beside it on disk embedded.
     files: database.dialect === 'postgres' ? new PgFileStore(db) : new DiskFileStore(db, options.dataDir ?? path.dirname(database.location)),
     fileLinks: new SqlFileLinkStore(db),
+    locationServices: new SqlLocationServiceStore(db),
+    geofences: new SqlGeofenceStore(db),
+    positions: new SqlPositionStore(db),
+    reports: new SqlReportStore(db),
+    alerts: new SqlAlertStore(db),
   };
 }

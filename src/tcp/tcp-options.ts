@@ -1,5 +1,6 @@
+import { Type } from 'typebox';
 import type { ServiceOptions } from '../domain/services.js';
-import { keyPrefixOption, type KeyPrefix } from '../devices/device-keys.js';
+import { bytesOptionSchemas, KEY_PREFIX_OPTION_SCHEMAS, keyPrefixOption, type KeyPrefix } from '../devices/device-keys.js';
 import { boolOption, bytesOption, enumOption, intOption } from '../devices/service-options.js';
 import type { Framing } from './framing.js';
 
@@ -23,11 +24,33 @@ export interface TcpOptions {
   readonly autoProvision: boolean;
 }
 
+/** What `tcpOptions` accepts, as the API publishes it (GET /services/types); the check below is the authority. */
+export const TCP_OPTIONS_SCHEMA = Type.Object(
+  {
+    framing: Type.Optional(Type.Enum(['delimiter', 'length'], { default: 'delimiter', description: 'How the stream is cut into frames: at a delimiter, or by a length header' })),
+    ...bytesOptionSchemas('delimiter', 'delimiter framing: the bytes each frame ends with (not part of it)', '\n'),
+    lengthBytes: Type.Optional(Type.Enum([1, 2, 4], { default: 2, description: 'length framing: the size of the big-endian length header in bytes' })),
+    lengthIncludesHeader: Type.Optional(Type.Boolean({ default: false, description: 'length framing: the length counts the header bytes too' })),
+    maxFrameBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_FRAME_CEILING, default: 65_536, description: 'The largest frame accepted; a bigger one closes the connection' })),
+    keyRule: Type.Optional(
+      Type.Enum([...TCP_KEY_RULES], { default: 'login', description: 'login: the first frame is the device key and nothing else; prefix: every frame is <key><keyDelimiter><payload>' }),
+    ),
+    ...KEY_PREFIX_OPTION_SCHEMAS,
+    ...bytesOptionSchemas('loginReply', 'Bytes written back, unframed, once a login frame is accepted'),
+    autoProvision: Type.Optional(Type.Boolean({ default: false, description: 'Create the device from its first frame instead of closing the connection' })),
+  },
+  { additionalProperties: true },
+);
+
 export function tcpOptions(options: ServiceOptions): TcpOptions {
+  // Every framing option is checked whichever framing is chosen: a bad one would only show when it is switched.
+  const delimiter = bytesOption(options, 'delimiter', Buffer.from('\n'))!;
+  const lengthBytes = enumOption(options, 'lengthBytes', [1, 2, 4] as const, 2);
+  const includesHeader = boolOption(options, 'lengthIncludesHeader', false);
   const framing: Framing =
     enumOption(options, 'framing', ['delimiter', 'length'] as const, 'delimiter') === 'delimiter'
-      ? { kind: 'delimiter', delimiter: bytesOption(options, 'delimiter', Buffer.from('\n'))! }
-      : { kind: 'length', bytes: enumOption(options, 'lengthBytes', [1, 2, 4] as const, 2), includesHeader: boolOption(options, 'lengthIncludesHeader', false) };
+      ? { kind: 'delimiter', delimiter }
+      : { kind: 'length', bytes: lengthBytes, includesHeader };
   return {
     framing,
     maxFrameBytes: intOption(options, 'maxFrameBytes', 1, MAX_FRAME_CEILING, 65_536),

@@ -53,13 +53,20 @@ export class Executions {
   /** Writes not yet done: batches, or the last execution given to a store that commits in order. */
   readonly #writing = new Set<Promise<void>>();
   #last: Promise<void> | undefined;
+  readonly #observers: Array<(execution: Execution) => void> = [];
 
   constructor(store: ExecutionStore) {
     this.#store = store;
   }
 
+  /** Told every execution recorded (the operator's metrics); called synchronously, so it must be quick. */
+  observe(observer: (execution: Execution) => void): void {
+    this.#observers.push(observer);
+  }
+
   /** Records an execution; those recorded in the same tick share one transaction (a commit per run cost more than the run). */
   record(execution: Execution): Promise<void> {
+    for (const observer of this.#observers) observer(execution);
     if (this.#store.recordOne) return (this.#last = this.#store.recordOne(execution));
     if (this.#batch) {
       this.#batch.executions.push(execution);

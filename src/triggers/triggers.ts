@@ -63,7 +63,7 @@ export class Triggers {
 
   async create(scope: Scope, input: TriggerInput): Promise<Trigger> {
     const now = new Date().toISOString();
-    const trigger: Trigger = { id: newId(), accountId: scope.accountId, version: 1, createdAt: now, updatedAt: now, ...normalise(input) };
+    const trigger: Trigger = { id: newId(), accountId: scope.accountId, version: 1, createdAt: now, updatedAt: now, ...normaliseTrigger(input) };
     await this.#store.insert(trigger);
     this.#changed(scope.accountId);
     return trigger;
@@ -81,7 +81,7 @@ export class Triggers {
 
   async replace(scope: Scope, id: string, input: TriggerInput): Promise<Trigger> {
     const current = await this.get(scope, id);
-    const trigger: Trigger = { ...current, ...normalise(input), version: current.version + 1, updatedAt: new Date().toISOString() };
+    const trigger: Trigger = { ...current, ...normaliseTrigger(input), version: current.version + 1, updatedAt: new Date().toISOString() };
     await this.#store.update(trigger);
     this.#changed(scope.accountId);
     return trigger;
@@ -111,7 +111,8 @@ export class Triggers {
   }
 }
 
-function normalise(input: TriggerInput): Omit<Trigger, 'id' | 'accountId' | 'version' | 'createdAt' | 'updatedAt'> {
+/** A trigger definition as it is saved (and test-run as a draft): global variable names checked, defaults filled. */
+export function normaliseTrigger(input: TriggerInput): Omit<Trigger, 'id' | 'accountId' | 'version' | 'createdAt' | 'updatedAt'> {
   const globals = input.globals ?? {};
   const bad = Object.keys(globals).filter((name) => !GLOBAL_NAME.test(name) || RESERVED.has(name));
   if (bad.length > 0) throw new AppError('IOTB_REQUEST_VALIDATION', 'Global variable names must be JavaScript identifiers other than event, log, console, trigger', { globals: bad });

@@ -60,10 +60,10 @@ for (const dialect of DIALECTS) {
       assert.equal(await executions(), 10);
 
       const second = await job(30, 30).run();
-      assert.deepEqual(second, { events: 0, executions: 6 });
+      assert.deepEqual(second, { events: 0, executions: 6, reportEntries: 0 });
       assert.equal(await executions(), 4);
       // A period longer than the data's age deletes nothing.
-      assert.deepEqual(await job(50, 50).run(), { events: 0, executions: 0 });
+      assert.deepEqual(await job(50, 50).run(), { events: 0, executions: 0, reportEntries: 0 });
     });
 
     it('deletes a large backlog of old records in chunks, and keeps the recent ones', async () => {
@@ -86,9 +86,27 @@ for (const dialect of DIALECTS) {
         .values({ id: 'recent', account_id: account.accountId, trigger_id: triggerId, event_id: 'e-recent', event_type: 'reading', started_at: Date.now(), duration_ms: 0.1, status: 'success', error: null, line: null, logs: '[]', test: 0, context: '{}', groups: '[]' })
         .execute();
       assert.equal(await executions(), 25_001);
-      assert.deepEqual(await job(0, 30).run(), { events: 0, executions: 25_000 });
+      assert.deepEqual(await job(0, 30).run(), { events: 0, executions: 25_000, reportEntries: 0 });
       const left = await service.request('GET', `/executions?triggerId=${triggerId}`, { token: account.token });
       assert.deepEqual(left.body.items.map((e: { id: string }) => e.id), ['recent']);
+    });
+    it("deletes report entries past their own report's retention, keeping reports kept forever", async () => {
+      for (const [name, retentionDays] of [['short', 30], ['forever', 0]] as const) {
+        assert.equal((await service.request('POST', '/reports', { token: account.token, body: { name, retentionDays } })).status, 201);
+        for (let i = 0; i < 5; i++) assert.equal((await service.request('POST', `/reports/${name}/entries`, { token: account.token, body: { data: { i } } })).status, 201);
+      }
+      // The first three entries of each happened 40 days ago.
+      for (const name of ['short', 'forever']) {
+        const report = (await service.request('GET', `/reports/${name}`, { token: account.token })).body as { id: string };
+        const ids = (await other.db.selectFrom('report_entries').select('id').where('report_id', '=', report.id).orderBy('id').execute()).map((row) => Number(row.id));
+        await other.db.updateTable('report_entries').set({ time: Date.now() - 40 * DAY }).where('id', 'in', ids.slice(0, 3)).execute();
+      }
+      const stores = sqlStores(other);
+      const result = await new RetentionJob(stores.events, stores.executions, { historyDays: 0, executionDays: 0, reports: stores.reports, logger: pino({ level: 'silent' }) }).run();
+      assert.equal(result.reportEntries, 3);
+      const left = async (name: string) => (await service.request('GET', `/reports/${name}/entries`, { token: account.token })).body.items.map((entry: { data: { i: number } }) => entry.data.i);
+      assert.deepEqual(await left('short'), [3, 4]);
+      assert.deepEqual(await left('forever'), [0, 1, 2, 3, 4]);
     });
   });
 }

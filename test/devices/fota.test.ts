@@ -251,6 +251,30 @@ for (const dialect of DIALECTS) {
       assert.equal(slow[1]!.fw.packages.length, 0, 'devices not started got nothing');
     });
 
+    it('cancelling a campaign whose device never registered answers at once, and the device gets nothing later', async () => {
+      await upload('absent.bin', firmwarePackage(2000, { version: '6.0.0' }));
+      const key = `fw-absent-${++n}`;
+      const endpoint = await createEndpoint(service, tenant.token, { key, serviceId, tags: ['absent'] });
+      const job = await service.request('POST', '/fota/jobs', { token: tenant.token, body: { file: 'absent.bin', tags: ['absent'], mode: 'push', timeout: 60 } });
+      assert.equal(job.status, 202, JSON.stringify(job.body));
+      await waitFor(async () => {
+        const devices = await service.request('GET', `/fota/jobs/${job.body.id}/devices`, { token: tenant.token });
+        return devices.body.items[0]?.step === 'preparing' ? true : undefined;
+      }, 'the device under way (its first request waiting in the queue)', 10_000);
+      // Its requests wait for a registration for up to the step timeout (60 s): the cancel must not (it did).
+      const asked = Date.now();
+      const stop = await service.request('POST', `/fota/jobs/${job.body.id}/cancel`, { token: tenant.token });
+      assert.ok(Date.now() - asked < 30_000, 'the cancel answered before the step timeout, not after it');
+      assert.equal(stop.status, 200, JSON.stringify(stop.body));
+      assert.deepEqual([stop.body.state, stop.body.counts.aborted], ['cancelled', 1]);
+      assert.match((await completion(endpoint.id)).reason, /cancelled/);
+      // The withdrawn requests are not sent when the device turns up.
+      const client = await devices.start(key, { transmission: { ackTimeout: 500, maxRetransmit: 2 }, firmware: { version: '1.0.0', updateMs: 50 } });
+      assert.equal(await client.register(), '2.01');
+      await sleep(1000);
+      assert.equal(client.firmware!.packages.length, 0, 'no package after the cancel');
+    });
+
     it('is scoped to the account: another tenant sees no job, endpoint or file of this one', async () => {
       await upload('mine.bin', firmwarePackage(2000));
       const { endpoint } = await device();

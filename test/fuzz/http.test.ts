@@ -177,6 +177,23 @@ const ROUTES: readonly Route[] = [
     expect: [400, 404, 504],
   },
   { weight: 1, method: 'POST', path: () => '/events', body: () => ({ type: 'fuzz-event', data: { a: 1 } }), token: 'admin' },
+  {
+    weight: 3,
+    method: 'POST',
+    path: () => '/geofences',
+    body: (rng) =>
+      rng.pick([
+        { name: 'depot', tags: ['depot'], circle: { lat: 52.5, lon: 13.4, radius: 500 } },
+        { name: 'area', description: 'a square with a hole', geometry: { type: 'Polygon', coordinates: [[[13, 52], [14, 52], [14, 53], [13, 53], [13, 52]], [[13.4, 52.4], [13.6, 52.4], [13.6, 52.6], [13.4, 52.6], [13.4, 52.4]]] } },
+        { name: 'fiji', geometry: { type: 'MultiPolygon', coordinates: [[[[179.5, -17], [180, -17], [180, -16], [179.5, -16], [179.5, -17]]], [[[-180, -17], [-179.5, -17], [-179.5, -16], [-180, -16], [-180, -17]]]] } },
+      ]),
+  },
+  { weight: 3, method: 'POST', path: () => '/geofences/eval', body: (rng) => ({ endpoint: id('endpoint'), lat: rng.pick([52.5, 52.45, -16.5, 0]), lon: rng.pick([13.4, 13.5, 179.9, -179.9]), inside: rng.chance(0.5), tags: rng.chance(0.3) ? ['depot'] : undefined }) },
+  { weight: 2, method: 'PUT', path: () => `/endpoints/${id('endpoint')}/position`, body: () => ({ lat: 48.1374, lon: 11.5755, accuracy: 25 }) },
+  { weight: 2, method: 'POST', path: () => '/location/geolocate', body: () => ({ cells: [{ radioType: 'lte', mcc: 262, mnc: 1, tac: 100, cellId: 12345, signalStrength: -80 }], wifi: [{ macAddress: '00:11:22:33:44:55', signalStrength: -60 }] }), expect: [200, 404] },
+  { weight: 1, method: 'POST', path: () => '/location/services', body: () => ({ name: 'cells', type: 'embedded' }), expect: [201, 400] },
+  { weight: 2, method: 'POST', path: () => '/alert-rules', body: (rng) => ({ name: 'warm', severity: rng.pick(['major', 'info']), tags: ['fuzz'], condition: { type: 'threshold', event: 'fuzz-event', field: 'data.temperature', op: rng.pick(['>', '<=', '!=']), value: 20 } }) },
+  { weight: 2, method: 'POST', path: () => '/reports', body: (rng) => ({ name: `report-${rng.text(5)}`, description: 'fuzz', columns: [{ name: 'a', type: 'number' }], retentionDays: 7 }) },
 ];
 
 const TOTAL_WEIGHT = ROUTES.reduce((sum, route) => sum + route.weight, 0);

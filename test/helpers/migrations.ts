@@ -34,6 +34,27 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       for (const table of ['fota_devices', 'fota_jobs']) await db.schema.dropTable(table).ifExists().execute();
     },
   ],
+  ['0031-dashboard-indexes', async (db) => void (await db.schema.dropIndex('endpoints_account_state_service').ifExists().execute())],
+  [
+    '0032-location',
+    async (db) => {
+      for (const table of ['location_usage', 'endpoint_positions', 'geofence_presence', 'geofences', 'location_wifi', 'location_cells', 'location_services']) {
+        await db.schema.dropTable(table).ifExists().execute();
+      }
+    },
+  ],
+  [
+    '0033-reports',
+    async (db) => {
+      for (const table of ['report_entries', 'reports']) await db.schema.dropTable(table).ifExists().execute();
+    },
+  ],
+  [
+    '0034-alerts',
+    async (db) => {
+      for (const table of ['alerts', 'alert_rules']) await db.schema.dropTable(table).ifExists().execute();
+    },
+  ],
 ];
 
 /**

@@ -17,7 +17,7 @@ describe('downloadUrl', () => {
     assert.equal(downloadUrl(link, { scheme: 'coaps', host: 'iot.example.com', port: 5684 }), `coaps://iot.example.com/download/${TOKEN}`);
     assert.equal(downloadUrl(link, { scheme: 'coap', host: 'iot.example.com', port: 5683, includePortInUrl: true }), `coap://iot.example.com:5683/download/${TOKEN}`);
     assert.equal(downloadUrl(link, { scheme: 'coap', host: 'iot.example.com', port: 5684 }), `coap://iot.example.com:5684/download/${TOKEN}`, "CoAPS's port is not CoAP's default");
-    assert.equal(downloadUrl(link, { scheme: 'http', host: '10.0.0.1', port: 8080 }), `http://10.0.0.1:8080/download/${TOKEN}`);
+    assert.equal(downloadUrl(link, { scheme: 'http', host: '127.0.0.2', port: 8080 }), `http://127.0.0.2:8080/download/${TOKEN}`);
   });
 
   it('brackets IPv6 hosts, given with or without brackets', () => {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { Domain } from '../../domain/domain.js';
-import type { EndpointFilter } from '../../domain/endpoints.js';
+import { ENDPOINT_STATES, type EndpointFilter, type EndpointState } from '../../domain/endpoints.js';
 import { pageRequest } from '../../domain/pagination.js';
 import {
   Endpoint,
@@ -27,8 +27,14 @@ import {
 
 const FilterQuery = Type.Object(EndpointFilterQuery);
 
-function toFilter(query: Static<typeof FilterQuery>): EndpointFilter {
+/** Searches and counts also filter by state (a bulk update does not: the state changes with the devices). */
+const StateQuery = {
+  state: Type.Optional(Type.Enum([...ENDPOINT_STATES], { description: 'Only endpoints in this state: `connected` or `unavailable`' })),
+};
+
+function toFilter(query: Static<typeof FilterQuery> & { readonly state?: EndpointState | undefined }): EndpointFilter {
   return {
+    state: query.state,
     serviceId: query.serviceId,
     tags: query.tag,
     keyPrefix: query.keyPrefix,
@@ -49,6 +55,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
         querystring: Type.Object({
           ...PageQuery,
           ...EndpointFilterQuery,
+          ...StateQuery,
           sort: Type.Optional(Type.Union([Type.Literal('key'), Type.Literal('createdAt'), Type.Literal('updatedAt')], { default: 'key' })),
         }),
         response: { 200: List(Endpoint), ...ERROR_RESPONSES },
@@ -113,7 +120,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
       schema: {
         tags: ['endpoints'],
         summary: 'How many endpoints of the acting account match; total=true adds all endpoints of the account and its sub-accounts',
-        querystring: Type.Object({ ...EndpointFilterQuery, total: Type.Optional(Type.Boolean({ default: false })) }),
+        querystring: Type.Object({ ...EndpointFilterQuery, ...StateQuery, total: Type.Optional(Type.Boolean({ default: false })) }),
         response: { 200: Type.Object({ count: Type.Integer(), total: Type.Optional(Type.Integer()) }), ...ERROR_RESPONSES },
       },
     },

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { Domain } from '../../domain/domain.js';
 import { pageRequest } from '../../domain/pagination.js';
 import { ERROR_RESPONSES, IdParams, List, PageQuery, Service, ServiceType, ServiceWrite } from '../schemas.js';
+import { SERVICE_TYPE_INFO } from '../service-types.js';
 
 export const serviceRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (app, { domain }) => {
   const { services } = domain;
@@ -24,6 +25,32 @@ export const serviceRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asyn
     '/services',
     { schema: { tags: ['services'], summary: 'Create a service', body: ServiceWrite, response: { 201: Service, ...ERROR_RESPONSES } } },
     async (request, reply) => reply.status(201).send(await services.create(request.scope, request.body)),
+  );
+
+  app.get(
+    '/services/types',
+    {
+      schema: {
+        tags: ['services'],
+        summary: "The service types and the JSON Schema of each type's options",
+        description:
+          'What a form or a tool offers per type: each option with its type, limits, default and description. POST and PUT /services check the same options (unknown ones are kept as given).',
+        querystring: Type.Object({ type: Type.Optional(ServiceType) }),
+        response: {
+          200: Type.Object({
+            items: Type.Array(
+              Type.Object({
+                type: ServiceType,
+                description: Type.String(),
+                options: Type.Object({}, { additionalProperties: true, description: "JSON Schema of the type's options" }),
+              }),
+            ),
+          }),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request) => ({ items: SERVICE_TYPE_INFO.filter((info) => request.query.type === undefined || info.type === request.query.type) }),
   );
 
   app.get(

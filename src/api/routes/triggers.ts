@@ -2,8 +2,37 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Domain } from '../../domain/domain.js';
 import { pageRequest } from '../../domain/pagination.js';
+import { runDraft } from '../../triggers/draft-run.js';
 import type { TriggerEngine } from '../../triggers/engine.js';
+import { namespaceCatalog } from '../../triggers/namespace-catalog.js';
 import { ERROR_RESPONSES, EventPost, Execution, IdParams, List, PageQuery, Trigger, TriggerWrite } from '../schemas.js';
+
+const NamespaceFunction = Type.Object({
+  name: Type.String(),
+  signature: Type.Union([Type.String(), Type.Null()], { description: 'e.g. endpoint.get(endpoint), from the doc comment kept beside the function; null when it has none' }),
+  description: Type.Union([Type.String(), Type.Null()], { description: 'What the doc comment says after the signature, e.g. "→ the endpoint or null."' }),
+});
+
+const ScriptNamespace = Type.Object({
+  name: Type.String(),
+  runsIn: Type.Enum(['service', 'sandbox', 'both'], { description: 'service: answered by the service as the trigger\'s account; sandbox: pure functions answered in the script worker' }),
+  functions: Type.Array(NamespaceFunction),
+});
+
+const DraftRunBody = Type.Object(
+  {
+    trigger: TriggerWrite,
+    event: EventPost,
+    triggerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A trigger of the acting account this definition is an edit of: the execution is recorded against it' })),
+  },
+  { additionalProperties: false },
+);
+
+const DraftRunResult = Type.Object({
+  execution: Execution,
+  replied: Type.Boolean({ description: 'The script called trigger.reply(data)' }),
+  reply: Type.Unknown({ description: 'What it replied; null when it did not' }),
+});
 
 export const triggerRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; engine: TriggerEngine }> = async (app, { domain, engine }) => {
   const { triggers } = domain;
@@ -12,6 +41,31 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; engine: 
     '/triggers',
     { schema: { tags: ['triggers'], summary: 'Triggers of the acting account', querystring: Type.Object(PageQuery), response: { 200: List(Trigger), ...ERROR_RESPONSES } } },
     async (request) => triggers.list(request.scope, pageRequest(request.query.limit, request.query.offset)),
+  );
+
+  app.get(
+    '/triggers/namespaces',
+    {
+      schema: {
+        tags: ['triggers'],
+        summary: 'Every namespace a trigger script can call and its functions, with their signatures where documented',
+        response: { 200: Type.Object({ items: Type.Array(ScriptNamespace) }), ...ERROR_RESPONSES },
+      },
+    },
+    async () => ({ items: await namespaceCatalog() }),
+  );
+
+  app.post(
+    '/triggers/run',
+    {
+      schema: {
+        tags: ['triggers'],
+        summary: 'Test-run a trigger definition that need not be saved against the event in the body; recorded as a test execution',
+        body: DraftRunBody,
+        response: { 200: DraftRunResult, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => runDraft({ domain, engine }, request.scope, request.body),
   );
 
   app.post(

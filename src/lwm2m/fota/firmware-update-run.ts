@@ -7,7 +7,8 @@ import { FIRMWARE_STATE, PROTOCOL_BY_SCHEME, UPDATE_RESULTS, type DeviceOutcome,
 
 /** What one device's update needs of the LwM2M server and the campaign around it. */
 export interface RunContext {
-  perform(endpoint: Endpoint, request: OperationRequest): Promise<OperationResult>;
+  /** `signal`: withdraws the request while it still waits for the device. */
+  perform(endpoint: Endpoint, request: OperationRequest, signal?: AbortSignal): Promise<OperationResult>;
   registrationOf(endpoint: Endpoint): Registration | undefined;
   /** The package, for a push (shared by every device of the job). */
   packageBytes(job: FotaJob): Promise<Uint8Array>;
@@ -284,7 +285,8 @@ export class FirmwareUpdateRun {
   #perform(request: Omit<OperationRequest, 'timeoutMs'>, timeoutMs = this.#job.options.stepTimeoutMs): Promise<OperationResult> {
     if (this.#signal.aborted) return Promise.reject(new Error('cancelled'));
     // Queue mode: the request waits for the device to wake, within the step's time.
-    return this.#context.perform(this.#endpoint, { ...request, timeoutMs, queueTimeoutMs: this.#job.options.stepTimeoutMs });
+    // A cancellation withdraws a request still waiting for an absent or sleeping device.
+    return this.#context.perform(this.#endpoint, { ...request, timeoutMs, queueTimeoutMs: this.#job.options.stepTimeoutMs }, this.#signal);
   }
 
   #failed(step: DeviceStep, result: number | null): RunEnd {
@@ -299,8 +301,11 @@ export class FirmwareUpdateRun {
   /** Cancelled: a device still downloading is reset (best effort); one installing goes on by itself. */
   async #cancelled(step: DeviceStep): Promise<RunEnd> {
     if (step === 'downloading' || step === 'preparing') {
-      const request = this.#mode === 'push' ? { operation: 'write' as const, path: '/5/0/0', value: new Uint8Array(0), format: 'opaque' } : { operation: 'write' as const, path: '/5/0/1', value: '' };
-      await this.#context.perform(this.#endpoint, { ...request, timeoutMs: Math.min(this.#job.options.stepTimeoutMs, 10_000) }).catch(() => undefined);
+      // A device that is not registered is not told: the reset would only wait in its queue.
+      if (this.#context.registrationOf(this.#endpoint)) {
+        const request = this.#mode === 'push' ? { operation: 'write' as const, path: '/5/0/0', value: new Uint8Array(0), format: 'opaque' } : { operation: 'write' as const, path: '/5/0/1', value: '' };
+        await this.#context.perform(this.#endpoint, { ...request, timeoutMs: Math.min(this.#job.options.stepTimeoutMs, 10_000) }).catch(() => undefined);
+      }
       return this.#aborted(step, 'cancelled');
     }
     return this.#aborted(step, 'cancelled while the device was installing: its outcome is not followed');

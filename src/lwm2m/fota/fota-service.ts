@@ -257,7 +257,7 @@ export class FotaService {
     }
     const started = Date.now();
     const context: RunContext = {
-      perform: (target, request) => this.#options.management.perform(target, request),
+      perform: (target, request, signal) => this.#options.management.perform(target, request, signal === undefined ? {} : { signal }),
       registrationOf: (target) => this.#options.management.registrationOf(target),
       packageBytes: (target) => this.#package(target),
       packageUri: (target, device, scheme) => this.#packageUri(target, device, scheme),

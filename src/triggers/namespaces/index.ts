@@ -7,6 +7,9 @@ import { coapNamespace } from './coap.js';
 import { endpointNamespace } from './endpoint.js';
 import { execNamespace } from './exec.js';
 import { fileNamespace } from './file.js';
+import { geofenceNamespace } from './geofence.js';
+import { locationNamespace } from './location.js';
+import { reportNamespace } from './report.js';
 import { historyNamespace } from './history.js';
 import { loraNamespace } from './lora.js';
 import { lwm2mNamespace } from './lwm2m.js';
@@ -36,4 +39,7 @@ export const SERVICE_NAMESPACES: readonly Namespace[] = [
   lwm2mNamespace,
   mqttNamespace,
   fileNamespace,
+  locationNamespace,
+  geofenceNamespace,
+  reportNamespace,
 ];

@@ -19,7 +19,7 @@ const INLINE = new Set([
   'date.now', 'date.format',
   'hash.crc32', 'hash.crc64', 'hash.crc64signed', 'hash.sha256',
   'network.isIpInCidrs', 'network.splitHostPort', 'network.decodeMccMnc',
-  'geospatial.geodist',
+  'geospatial.geodist', 'geospatial.bearing', 'geospatial.destination',
   'convert.hexToInt', 'convert.intToHex', 'convert.binToStr', 'convert.strToBin', 'convert.imeisvToimei',
   'convert.flattenObject', 'convert.delimitedStringToObject', 'convert.mccmnc',
   'string.delimitedStringToObject',

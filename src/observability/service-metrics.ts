@@ -1,0 +1,104 @@
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Execution } from '../triggers/executions.js';
+
+/** Where the numbers come from: the parts of the running service the operator watches. */
+export interface MetricSources {
+  /** Events accepted (durable) and handled (every consumer saw it); see DurableEventBus.watch / subscribe. */
+  readonly onAccepted: (listener: (count: number) => void) => void;
+  readonly onHandled: (listener: () => void) => void;
+  readonly backlog: () => { inMemory: number; inStoreOnly: boolean };
+  /** Every trigger run's record (Executions.observe). */
+  readonly onExecution: (listener: (execution: Execution) => void) => void;
+  /** Connected endpoints per protocol (service type), over every account: read at each scrape. */
+  readonly connectedByProtocol: () => Promise<Array<{ protocol: string; count: number }>>;
+  readonly scriptWorkers: () => number;
+}
+
+/**
+ * The operator's metrics in the Prometheus text format (prom-client): the process (CPU, memory, event loop
+ * lag, GC), HTTP requests by route, events accepted / handled / waiting, trigger runs and their durations,
+ * connected devices per protocol, script workers. Served at `GET /metrics` (Super-Admin) and, when
+ * `IOTBRIDGE_PROMETHEUS_PORT` is set, on a port of its own without authentication.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly #httpRequests: Counter<'method' | 'route' | 'status_code'>;
+  readonly #httpDuration: Histogram<'method' | 'route'>;
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.#httpRequests = new Counter({ name: 'iotbridge_http_requests_total', help: 'HTTP API requests answered, by route pattern and status', labelNames: ['method', 'route', 'status_code'], registers });
+    this.#httpDuration = new Histogram({
+      name: 'iotbridge_http_request_duration_seconds',
+      help: 'Time to answer an HTTP API request, by route pattern',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers,
+    });
+    const accepted = new Counter({ name: 'iotbridge_events_accepted_total', help: 'Events made durable (devices, API, platform)', registers });
+    sources.onAccepted((count) => accepted.inc(count));
+    const handled = new Counter({ name: 'iotbridge_events_handled_total', help: 'Events every consumer (the trigger engine among them) has handled', registers });
+    sources.onHandled(() => handled.inc());
+    new Gauge({
+      name: 'iotbridge_events_backlog',
+      help: 'Accepted events waiting in memory for their turn',
+      registers,
+      collect() {
+        this.set(sources.backlog().inMemory);
+      },
+    });
+    new Gauge({
+      name: 'iotbridge_events_backlog_spilled',
+      help: '1 while newer events wait in the database only (the in-memory backlog is full)',
+      registers,
+      collect() {
+        this.set(sources.backlog().inStoreOnly ? 1 : 0);
+      },
+    });
+    const runs = new Counter({ name: 'iotbridge_trigger_runs_total', help: 'Trigger script runs, by outcome', labelNames: ['status'], registers });
+    const runTime = new Histogram({
+      name: 'iotbridge_trigger_run_duration_seconds',
+      help: 'Wall time of trigger script runs',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30],
+      registers,
+    });
+    sources.onExecution((execution) => {
+      runs.inc({ status: execution.status });
+      runTime.observe(execution.durationMs / 1000);
+    });
+    new Gauge({
+      name: 'iotbridge_devices_connected',
+      help: 'Endpoints in state connected, by protocol (service type), over every account',
+      labelNames: ['protocol'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const { protocol, count } of await sources.connectedByProtocol()) this.set({ protocol }, count);
+      },
+    });
+    new Gauge({
+      name: 'iotbridge_script_workers',
+      help: 'Script worker processes running',
+      registers,
+      collect() {
+        this.set(sources.scriptWorkers());
+      },
+    });
+  }
+
+  /** Counts and times every HTTP request by its route pattern (`/endpoints/:ref`), never by its raw path. */
+  observeHttp(app: FastifyInstance): void {
+    app.addHook('onResponse', async (request, reply) => {
+      const route = request.routeOptions.url ?? 'unmatched';
+      this.#httpRequests.inc({ method: request.method, route, status_code: String(reply.statusCode) });
+      this.#httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    });
+  }
+
+  /** The exposition: its content type and text. */
+  async exposition(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+}
