@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { AlertWatch } from './alerts/alert-watch.js';
 import { InternalCalls } from './api/internal-calls.js';
 import { buildHttpApi } from './api/server.js';
 import { ConfigError, ENV_NAMES, type Config } from './config.js';
@@ -54,6 +55,7 @@ export class IotBridge {
   #prometheus: Server | undefined;
   #bus: EventBus | undefined;
   #retention: RetentionJob | undefined;
+  #alertWatch: AlertWatch | undefined;
   #endpointIndex: EndpointIndexJob | undefined;
   #scripts: WorkerPool | undefined;
   #presence: DevicePresence | undefined;
@@ -174,6 +176,14 @@ export class IotBridge {
     await bus.start();
     this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, reports: domain.reports, logger });
     this.#retention.start();
+    this.#alertWatch = new AlertWatch({
+      store: stores.alerts,
+      alerts: domain.alerts,
+      executions: async (accountId, range) => domain.metrics.executions(await domain.accounts.platformScope(accountId, 'alerts'), range),
+      intervalMs: config.alertCheckSeconds * 1000,
+      logger,
+    });
+    this.#alertWatch.start();
     this.#endpointIndex = new EndpointIndexJob(stores.events, { logger });
     this.#endpointIndex.start();
     presence.start();
@@ -199,6 +209,7 @@ export class IotBridge {
   async stop(): Promise<void> {
     this.#ready = false;
     await this.#retention?.stop();
+    await this.#alertWatch?.stop();
     await this.#endpointIndex?.stop();
     await this.#http?.close();
     await new Promise((resolve) => (this.#prometheus ? this.#prometheus.close(resolve) : resolve(undefined)));

@@ -128,6 +128,8 @@ export interface Config {
   readonly prometheusHost: string;
   /** Days trigger execution records are kept; 0 keeps them forever. `IOTBRIDGE_EXECUTION_RETENTION_DAYS`, default 30. */
   readonly executionRetentionDays: number;
+  /** How often alert rules over state (unavailable, no data, trigger failures) are checked. `IOTBRIDGE_ALERT_CHECK_SECONDS`, default 30. */
+  readonly alertCheckSeconds: number;
   /** Script worker processes. `IOTBRIDGE_SCRIPT_WORKERS`, default 1. */
   readonly scriptWorkers: number;
   /** CPU time one trigger run may use. `IOTBRIDGE_SCRIPT_TIMEOUT_MS`, default 1000. */
@@ -185,6 +187,7 @@ export const DEFAULTS = {
   geofencesMax: 100_000,
   prometheusHost: '127.0.0.1',
   executionRetentionDays: 30,
+  alertCheckSeconds: 30,
   scriptWorkers: 1,
   scriptTimeoutMs: 1000,
   scriptWallTimeoutMs: 30_000,
@@ -242,6 +245,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   prometheusPort: 'IOTBRIDGE_PROMETHEUS_PORT',
   prometheusHost: 'IOTBRIDGE_PROMETHEUS_HOST',
   executionRetentionDays: 'IOTBRIDGE_EXECUTION_RETENTION_DAYS',
+  alertCheckSeconds: 'IOTBRIDGE_ALERT_CHECK_SECONDS',
   scriptWorkers: 'IOTBRIDGE_SCRIPT_WORKERS',
   scriptTimeoutMs: 'IOTBRIDGE_SCRIPT_TIMEOUT_MS',
   scriptWallTimeoutMs: 'IOTBRIDGE_SCRIPT_WALL_TIMEOUT_MS',
@@ -325,6 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     prometheusPort: merged.prometheusPort === undefined || merged.prometheusPort === '' ? undefined : port(merged, 'prometheusPort'),
     prometheusHost: optionalString(merged, 'prometheusHost') ?? '127.0.0.1',
     executionRetentionDays: nonNegativeInt(merged, 'executionRetentionDays'),
+    alertCheckSeconds: integer(merged, 'alertCheckSeconds', 1, 3600),
     scriptWorkers: integer(merged, 'scriptWorkers', 1, 64),
     scriptTimeoutMs: integer(merged, 'scriptTimeoutMs', 1, 600_000),
     scriptWallTimeoutMs: integer(merged, 'scriptWallTimeoutMs', 1, 3_600_000),

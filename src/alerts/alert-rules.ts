@@ -2,7 +2,8 @@ import { newId } from '../domain/ids.js';
 import type { Scope } from '../domain/scope.js';
 import { isoTime } from '../domain/time.js';
 import { AppError } from '../errors.js';
-import { SEVERITIES, THRESHOLD_OPS, type AlertCondition, type AlertNotify, type AlertRule, type AlertStore, type Severity } from './model.js';
+import { checkCondition, invalid } from './alert-conditions.js';
+import { SEVERITIES, type AlertNotify, type AlertRule, type AlertStore, type Severity } from './model.js';
 
 /** Rules one account may have. */
 export const ALERT_RULES_MAX = 1000;
@@ -109,23 +110,7 @@ export class AlertRules {
   }
 }
 
-function checkCondition(value: unknown): AlertCondition {
-  const condition = value as Partial<AlertCondition> | null;
-  if (typeof condition !== 'object' || condition === null || condition.type !== 'threshold') throw invalid('condition.type', 'condition.type is "threshold" (more kinds: docs/reports-alerts.md)');
-  if (typeof condition.event !== 'string' || condition.event === '') throw invalid('condition.event', 'condition.event is the event type the rule watches');
-  if (typeof condition.field !== 'string' || !/^[A-Za-z_$][\w$]*(\.[\w$-]+)*$/.test(condition.field)) throw invalid('condition.field', 'condition.field is a dotted path into the event, e.g. data.temperature');
-  if (!THRESHOLD_OPS.includes(condition.op as never)) throw invalid('condition.op', `condition.op is one of ${THRESHOLD_OPS.join(' ')}`);
-  const threshold = condition.value;
-  if (!['number', 'string', 'boolean'].includes(typeof threshold)) throw invalid('condition.value', 'condition.value is a number, string or boolean');
-  if (typeof threshold !== 'number' && !['==', '!='].includes(condition.op!)) throw invalid('condition.op', 'only == and != compare a string or boolean');
-  return { type: 'threshold', event: condition.event, field: condition.field, op: condition.op!, value: threshold! };
-}
-
 function shown(rule: AlertRule): ShownRule {
   const { webhook, email } = rule.notify;
   return { ...rule, notify: { ...(email && { email }), ...(webhook && { webhook: { url: webhook.url, hasSecret: true as const } }) } };
-}
-
-function invalid(field: string, message: string): AppError {
-  return new AppError('IOTB_REQUEST_VALIDATION', message, { field });
 }

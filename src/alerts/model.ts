@@ -16,7 +16,33 @@ export interface ThresholdCondition {
   readonly value: number | string | boolean;
 }
 
-export type AlertCondition = ThresholdCondition;
+/** Endpoints (with all `tags`, if any) that are `unavailable` and were not heard from for `minutes`. */
+export interface UnavailableCondition {
+  readonly type: 'unavailable';
+  readonly minutes: number;
+  readonly tags?: string[] | undefined;
+}
+
+/** Endpoints with all `tags` that were not heard from for `minutes`, whatever their state. */
+export interface NoDataCondition {
+  readonly type: 'no-data';
+  readonly minutes: number;
+  readonly tags: string[];
+}
+
+/** The share of failed runs of one trigger (or of all the account's) over the last `minutes`, once `minRuns` ran. */
+export interface TriggerFailuresCondition {
+  readonly type: 'trigger-failures';
+  readonly minutes: number;
+  readonly percent: number;
+  readonly minRuns: number;
+  readonly triggerId?: string | undefined;
+}
+
+/** Conditions over state rather than one event: checked periodically by AlertWatch (src/alerts/alert-watch.ts). */
+export type StateCondition = UnavailableCondition | NoDataCondition | TriggerFailuresCondition;
+export type AlertCondition = ThresholdCondition | StateCondition;
+export const CONDITION_TYPES = ['threshold', 'unavailable', 'no-data', 'trigger-failures'] as const;
 
 export interface AlertNotify {
   /** Addresses mailed when an alert opens and closes (the service's SMTP server). */
@@ -87,6 +113,17 @@ export interface AlertStore {
   findOpen(accountId: string, ruleId: string, endpointId: string | null): Promise<Alert | undefined>;
   insert(alert: Alert): Promise<void>;
   update(alert: Alert): Promise<void>;
+  /** The alerts of this rule that are not closed. */
+  openOfRule(accountId: string, ruleId: string): Promise<Alert[]>;
+  /** The alert a script raised under this name for this endpoint (null: none) that is not closed, if any. */
+  findOpenByName(accountId: string, name: string, endpointId: string | null): Promise<Alert | undefined>;
+  /** Every account's enabled rules (the periodic check of state conditions). */
+  enabledRules(): Promise<AlertRule[]>;
+  /**
+   * The account's endpoints with all `tags` last heard from at or before `before` (epoch ms), `unavailable` ones only
+   * when asked; never-heard endpoints are not counted. At most `limit`, the longest silent first.
+   */
+  silentEndpoints(accountId: string, query: { readonly tags: readonly string[]; readonly before: number; readonly unavailableOnly: boolean; readonly limit: number }): Promise<Array<{ id: string; key: string; lastSeenAt: string }>>;
   /** Newest first. */
   list(accountId: string, filter: AlertFilter, page: PageRequest): Promise<Page<Alert>>;
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Alert, AlertChange, AlertCondition, AlertFilter, AlertNotify, AlertRule, AlertState, AlertStore, Severity } from '../alerts/model.js';
+import { parseTag } from '../domain/endpoints.js';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import { fromJson, toJson, type AlertRulesTable, type AlertsTable, type Schema } from './schema.js';
 import { pageOf, toIso, toMs } from './sql.js';
@@ -54,6 +55,42 @@ export class SqlAlertStore implements AlertStore {
   async update(alert: Alert): Promise<void> {
     const { id, account_id: accountId, ...changes } = alertRow(alert);
     await this.#db.updateTable('alerts').set(changes).where('id', '=', id).where('account_id', '=', accountId).execute();
+  }
+
+  async openOfRule(accountId: string, ruleId: string): Promise<Alert[]> {
+    return (await this.#db.selectFrom('alerts').selectAll().where('rule_id', '=', ruleId).where('account_id', '=', accountId).where('state', '!=', 'closed').execute()).map(toAlert);
+  }
+
+  async findOpenByName(accountId: string, name: string, endpointId: string | null): Promise<Alert | undefined> {
+    let query = this.#db.selectFrom('alerts').selectAll().where('account_id', '=', accountId).where('rule_id', 'is', null).where('name', '=', name).where('state', '!=', 'closed');
+    query = endpointId === null ? query.where('endpoint_id', 'is', null) : query.where('endpoint_id', '=', endpointId);
+    const row = await query.orderBy('opened_at', 'desc').executeTakeFirst();
+    return row && toAlert(row);
+  }
+
+  async enabledRules(): Promise<AlertRule[]> {
+    return (await this.#db.selectFrom('alert_rules').selectAll().where('enabled', '=', 1).orderBy('account_id').orderBy('id').execute()).map(toRule);
+  }
+
+  async silentEndpoints(
+    accountId: string,
+    query: { readonly tags: readonly string[]; readonly before: number; readonly unavailableOnly: boolean; readonly limit: number },
+  ): Promise<Array<{ id: string; key: string; lastSeenAt: string }>> {
+    let q = this.#db.selectFrom('endpoints').select(['id', 'key', 'last_seen_at']).where('account_id', '=', accountId).where('last_seen_at', '<=', query.before);
+    if (query.unavailableOnly) q = q.where('state', '=', 'unavailable');
+    for (const tag of query.tags) {
+      const { name, value } = parseTag(tag);
+      q = q.where('id', 'in', (eb) =>
+        eb
+          .selectFrom('endpoint_tags')
+          .select('endpoint_id')
+          .where('account_id', '=', accountId)
+          .where('name', '=', name)
+          .$if(tag.includes(':'), (sub) => sub.where('value', '=', value)),
+      );
+    }
+    const rows = await q.orderBy('last_seen_at').limit(query.limit).execute();
+    return rows.map((row) => ({ id: row.id, key: row.key, lastSeenAt: toIso(row.last_seen_at!) }));
   }
 
   list(accountId: string, filter: AlertFilter, page: PageRequest): Promise<Page<Alert>> {

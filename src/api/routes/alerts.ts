@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { MINUTES_MAX, MINUTES_MIN } from '../../alerts/alert-conditions.js';
 import { ALERT_STATES, SEVERITIES, THRESHOLD_OPS } from '../../alerts/model.js';
 import type { Domain } from '../../domain/domain.js';
 import { pageRequest } from '../../domain/pagination.js';
@@ -8,16 +9,39 @@ import { ERROR_RESPONSES, IdParams, List, PageQuery, Tag, Timestamp } from '../s
 const Severity = Type.Enum([...SEVERITIES]);
 const Tags = Type.Array(Tag, { maxItems: 50 });
 
-const Condition = Type.Object(
-  {
-    type: Type.Literal('threshold'),
-    event: Type.String({ minLength: 1, maxLength: 100, description: 'The event type the rule watches' }),
-    field: Type.String({ minLength: 1, maxLength: 200, description: 'A dotted path into the event: data.temperature' }),
-    op: Type.Enum([...THRESHOLD_OPS]),
-    value: Type.Union([Type.Number(), Type.String({ maxLength: 1000 }), Type.Boolean()]),
-  },
-  { additionalProperties: false },
-);
+const Minutes = Type.Number({ minimum: MINUTES_MIN, maximum: MINUTES_MAX, description: 'How long, in minutes (fractions allowed)' });
+const EndpointTags = Type.Array(Tag, { maxItems: 10, description: 'Endpoints having every one of these tags ("name" or "name:value")' });
+
+const Condition = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('threshold'),
+      event: Type.String({ minLength: 1, maxLength: 100, description: 'The event type the rule watches' }),
+      field: Type.String({ minLength: 1, maxLength: 200, description: 'A dotted path into the event: data.temperature' }),
+      op: Type.Enum([...THRESHOLD_OPS]),
+      value: Type.Union([Type.Number(), Type.String({ maxLength: 1000 }), Type.Boolean()]),
+    },
+    { additionalProperties: false, title: 'threshold', description: 'An event of `event` whose `field` crosses `op value`; closes when an event no longer crosses' },
+  ),
+  Type.Object(
+    { type: Type.Literal('unavailable'), minutes: Minutes, tags: Type.Optional(EndpointTags) },
+    { additionalProperties: false, title: 'unavailable', description: 'Endpoints that are unavailable and were not heard from for `minutes`; one alert per endpoint' },
+  ),
+  Type.Object(
+    { type: Type.Literal('no-data'), minutes: Minutes, tags: Type.Array(Tag, { minItems: 1, maxItems: 10, description: 'Endpoints having every one of these tags' }) },
+    { additionalProperties: false, title: 'no-data', description: 'Endpoints with the tags that were not heard from for `minutes`, whatever their state; one alert per endpoint' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('trigger-failures'),
+      minutes: Minutes,
+      percent: Type.Number({ exclusiveMinimum: 0, maximum: 100, description: 'The share of failed runs that raises the alert' }),
+      minRuns: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Fewer runs in the period never raise it (default 1)' })),
+      triggerId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'One trigger; absent: all the account\'s triggers together' })),
+    },
+    { additionalProperties: false, title: 'trigger-failures', description: 'The share of failed trigger runs over the last `minutes`' },
+  ),
+]);
 
 const RuleBody = Type.Object(
   {

@@ -10,6 +10,7 @@ import { fileNamespace } from './file.js';
 import { geofenceNamespace } from './geofence.js';
 import { locationNamespace } from './location.js';
 import { reportNamespace } from './report.js';
+import { alertNamespace } from './alert.js';
 import { historyNamespace } from './history.js';
 import { loraNamespace } from './lora.js';
 import { lwm2mNamespace } from './lwm2m.js';
@@ -42,4 +43,5 @@ export const SERVICE_NAMESPACES: readonly Namespace[] = [
   locationNamespace,
   geofenceNamespace,
   reportNamespace,
+  alertNamespace,
 ];

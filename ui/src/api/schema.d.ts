@@ -11343,6 +11343,31 @@ export interface paths {
                                     /** @enum {unknown} */
                                     op: ">" | ">=" | "<" | "<=" | "==" | "!=";
                                     value: number | string | boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "unavailable";
+                                    /** @description How long, in minutes (fractions allowed) */
+                                    minutes: number;
+                                    /** @description Endpoints having every one of these tags ("name" or "name:value") */
+                                    tags?: string[];
+                                } | {
+                                    /** @enum {string} */
+                                    type: "no-data";
+                                    /** @description How long, in minutes (fractions allowed) */
+                                    minutes: number;
+                                    /** @description Endpoints having every one of these tags */
+                                    tags: string[];
+                                } | {
+                                    /** @enum {string} */
+                                    type: "trigger-failures";
+                                    /** @description How long, in minutes (fractions allowed) */
+                                    minutes: number;
+                                    /** @description The share of failed runs that raises the alert */
+                                    percent: number;
+                                    /** @description Fewer runs in the period never raise it (default 1) */
+                                    minRuns?: number;
+                                    /** @description One trigger; absent: all the account's triggers together */
+                                    triggerId?: string;
                                 };
                                 notify: {
                                     email?: string[];
@@ -11433,6 +11458,31 @@ export interface paths {
                             /** @enum {unknown} */
                             op: ">" | ">=" | "<" | "<=" | "==" | "!=";
                             value: number | string | boolean;
+                        } | {
+                            /** @enum {string} */
+                            type: "unavailable";
+                            /** @description How long, in minutes (fractions allowed) */
+                            minutes: number;
+                            /** @description Endpoints having every one of these tags ("name" or "name:value") */
+                            tags?: string[];
+                        } | {
+                            /** @enum {string} */
+                            type: "no-data";
+                            /** @description How long, in minutes (fractions allowed) */
+                            minutes: number;
+                            /** @description Endpoints having every one of these tags */
+                            tags: string[];
+                        } | {
+                            /** @enum {string} */
+                            type: "trigger-failures";
+                            /** @description How long, in minutes (fractions allowed) */
+                            minutes: number;
+                            /** @description The share of failed runs that raises the alert */
+                            percent: number;
+                            /** @description Fewer runs in the period never raise it (default 1) */
+                            minRuns?: number;
+                            /** @description One trigger; absent: all the account's triggers together */
+                            triggerId?: string;
                         };
                         notify?: {
                             email?: string[];
@@ -11471,6 +11521,31 @@ export interface paths {
                                 /** @enum {unknown} */
                                 op: ">" | ">=" | "<" | "<=" | "==" | "!=";
                                 value: number | string | boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "unavailable";
+                                /** @description How long, in minutes (fractions allowed) */
+                                minutes: number;
+                                /** @description Endpoints having every one of these tags ("name" or "name:value") */
+                                tags?: string[];
+                            } | {
+                                /** @enum {string} */
+                                type: "no-data";
+                                /** @description How long, in minutes (fractions allowed) */
+                                minutes: number;
+                                /** @description Endpoints having every one of these tags */
+                                tags: string[];
+                            } | {
+                                /** @enum {string} */
+                                type: "trigger-failures";
+                                /** @description How long, in minutes (fractions allowed) */
+                                minutes: number;
+                                /** @description The share of failed runs that raises the alert */
+                                percent: number;
+                                /** @description Fewer runs in the period never raise it (default 1) */
+                                minRuns?: number;
+                                /** @description One trigger; absent: all the account's triggers together */
+                                triggerId?: string;
                             };
                             notify: {
                                 email?: string[];
@@ -11582,6 +11657,31 @@ export interface paths {
                                 /** @enum {unknown} */
                                 op: ">" | ">=" | "<" | "<=" | "==" | "!=";
                                 value: number | string | boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "unavailable";
+                                /** @description How long, in minutes (fractions allowed) */
+                                minutes: number;
+                                /** @description Endpoints having every one of these tags ("name" or "name:value") */
+                                tags?: string[];
+                            } | {
+                                /** @enum {string} */
+                                type: "no-data";
+                                /** @description How long, in minutes (fractions allowed) */
+                                minutes: number;
+                                /** @description Endpoints having every one of these tags */
+                                tags: string[];
+                            } | {
+                                /** @enum {string} */
+                                type: "trigger-failures";
+                                /** @description How long, in minutes (fractions allowed) */
+                                minutes: number;
+                                /** @description The share of failed runs that raises the alert */
+                                percent: number;
+                                /** @description Fewer runs in the period never raise it (default 1) */
+                                minRuns?: number;
+                                /** @description One trigger; absent: all the account's triggers together */
+                                triggerId?: string;
                             };
                             notify: {
                                 email?: string[];
@@ -11672,6 +11772,31 @@ export interface paths {
                             /** @enum {unknown} */
                             op: ">" | ">=" | "<" | "<=" | "==" | "!=";
                             value: number | string | boolean;
+                        } | {
+                            /** @enum {string} */
+                            type: "unavailable";
+                            /** @description How long, in minutes (fractions allowed) */
+                            minutes: number;
+                            /** @description Endpoints having every one of these tags ("name" or "name:value") */
+                            tags?: string[];
+                        } | {
+                            /** @enum {string} */
+                            type: "no-data";
+                            /** @description How long, in minutes (fractions allowed) */
+                            minutes: number;
+                            /** @description Endpoints having every one of these tags */
+                            tags: string[];
+                        } | {
+                            /** @enum {string} */
+                            type: "trigger-failures";
+                            /** @description How long, in minutes (fractions allowed) */
+                            minutes: number;
+                            /** @description The share of failed runs that raises the alert */
+                            percent: number;
+                            /** @description Fewer runs in the period never raise it (default 1) */
+                            minRuns?: number;
+                            /** @description One trigger; absent: all the account's triggers together */
+                            triggerId?: string;
                         };
                         notify?: {
                             email?: string[];
@@ -11710,6 +11835,31 @@ export interface paths {
                                 /** @enum {unknown} */
                                 op: ">" | ">=" | "<" | "<=" | "==" | "!=";
                                 value: number | string | boolean;
+                            } | {
+                                /** @enum {string} */
+                                type: "unavailable";
+                                /** @description How long, in minutes (fractions allowed) */
+                                minutes: number;
+                                /** @description Endpoints having every one of these tags ("name" or "name:value") */
+                                tags?: string[];
+                            } | {
+                                /** @enum {string} */
+                                type: "no-data";
+                                /** @description How long, in minutes (fractions allowed) */
+                                minutes: number;
+                                /** @description Endpoints having every one of these tags */
+                                tags: string[];
+                            } | {
+                                /** @enum {string} */
+                                type: "trigger-failures";
+                                /** @description How long, in minutes (fractions allowed) */
+                                minutes: number;
+                                /** @description The share of failed runs that raises the alert */
+                                percent: number;
+                                /** @description Fewer runs in the period never raise it (default 1) */
+                                minRuns?: number;
+                                /** @description One trigger; absent: all the account's triggers together */
+                                triggerId?: string;
                             };
                             notify: {
                                 email?: string[];
