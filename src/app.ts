@@ -32,6 +32,9 @@ import { openDatabase, type Database } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sqlStores } from './store/stores.js';
 import { VERSION } from './version.js';
+import { Registry } from 'prom-client';
+import { deviceQueueDepths } from './observability/queue-depths.js';
+import { ScriptMetrics } from './observability/script-metrics.js';
 import { ServiceMetrics } from './observability/service-metrics.js';
 
 export interface Started {
@@ -125,6 +128,7 @@ export class IotBridge {
       onDeliveryFailure: (what, error) => logger.warn({ err: error }, `${what} not delivered`),
     });
     this.#domain = domain;
+    domain.logs.watch((problem, detail) => logger.warn(detail, problem));
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
     const internalCalls = new InternalCalls();
     const presence = new DevicePresence(domain, stores.endpoints, bus, { logger });
@@ -136,6 +140,9 @@ export class IotBridge {
       logger,
       sqlDir: path.join(config.dataDir, 'sql'),
     });
+    // One registry for the operator's /metrics: the service's own families and scripts' (IOTBRIDGE_SCRIPT_METRICS).
+    const metricsRegistry = new Registry();
+    const scriptMetrics = config.scriptMetrics ? new ScriptMetrics(metricsRegistry, { metricsPerAccount: config.scriptMetricsMax, seriesPerMetric: config.scriptMetricsSeriesMax }) : undefined;
     const engine = new TriggerEngine({
       domain,
       runner: this.#scripts,
@@ -143,6 +150,7 @@ export class IotBridge {
         api: internalCalls,
         mailer,
         devices: channels,
+        scriptMetrics,
       },
       namespaces: SERVICE_NAMESPACES,
       wallTimeoutMs: config.scriptWallTimeoutMs,
@@ -158,7 +166,10 @@ export class IotBridge {
       onExecution: (listener) => domain.executions.observe(listener),
       connectedByProtocol: () => domain.metrics.connectedByProtocol(),
       scriptWorkers: () => this.#scripts?.pids.length ?? 0,
-    });
+      deviceQueues: () => deviceQueueDepths(database.db),
+      dialect: database.dialect,
+      onQuery: (listener) => database.onQuery(listener),
+    }, metricsRegistry);
     // LwM2M object registry: shipped definitions plus every account's uploads, read once here.
     const objects = new ObjectRegistry({ store: stores.objectModels });
     await objects.load();
@@ -174,7 +185,7 @@ export class IotBridge {
     this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports });
     await this.#beforeBusStart?.(bus);
     await bus.start();
-    this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, reports: domain.reports, logger });
+    this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, reports: domain.reports, logs: { days: config.logRetentionDays, deleteOlderThan: (time) => domain.logs.deleteOlderThan(time) }, logger });
     this.#retention.start();
     this.#alertWatch = new AlertWatch({
       store: stores.alerts,
@@ -184,6 +195,7 @@ export class IotBridge {
       logger,
     });
     this.#alertWatch.start();
+    domain.reportMailer.start();
     this.#endpointIndex = new EndpointIndexJob(stores.events, { logger });
     this.#endpointIndex.start();
     presence.start();
@@ -210,6 +222,7 @@ export class IotBridge {
     this.#ready = false;
     await this.#retention?.stop();
     await this.#alertWatch?.stop();
+    await this.#domain?.reportMailer.stop();
     await this.#endpointIndex?.stop();
     await this.#http?.close();
     await new Promise((resolve) => (this.#prometheus ? this.#prometheus.close(resolve) : resolve(undefined)));
@@ -221,6 +234,7 @@ export class IotBridge {
     await this.#bus?.stop();
     await this.#scripts?.stop();
     await this.#domain?.executions.flush();
+    await this.#domain?.logs.stop();
     await this.#domain?.location.usage.flush();
     await this.#database?.close();
     this.#http = undefined;

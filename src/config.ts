@@ -119,6 +119,8 @@ export interface Config {
   readonly locationProviderTimeoutMs: number;
   /** Geofences one account may have. `IOTBRIDGE_GEOFENCES_MAX`, default 100000. */
   readonly geofencesMax: number;
+  /** Seconds an account's `GET /metrics/fields` census is answered before a call refreshes it. `IOTBRIDGE_METRICS_FIELDS_MAX_AGE_SECONDS`, default 60. */
+  readonly metricsFieldsMaxAgeSeconds: number;
   /**
    * A port of its own for `/metrics` (Prometheus text format) without authentication; unset: only `GET /metrics`
    * on the API with a Super-Admin token. `IOTBRIDGE_PROMETHEUS_PORT` (0 picks a free one).
@@ -126,8 +128,16 @@ export interface Config {
   readonly prometheusPort: number | undefined;
   /** Host the Prometheus port binds to. `IOTBRIDGE_PROMETHEUS_HOST`, default 127.0.0.1. */
   readonly prometheusHost: string;
+  /** The script `prometheus` class: scripts' metrics in `/metrics` with an `account` label. `IOTBRIDGE_SCRIPT_METRICS`, default false. */
+  readonly scriptMetrics: boolean;
+  /** Script metrics one account may define. `IOTBRIDGE_SCRIPT_METRICS_MAX`, default 50. */
+  readonly scriptMetricsMax: number;
+  /** Label-value combinations one account may have in one script metric. `IOTBRIDGE_SCRIPT_METRICS_SERIES_MAX`, default 1000. */
+  readonly scriptMetricsSeriesMax: number;
   /** Days trigger execution records are kept; 0 keeps them forever. `IOTBRIDGE_EXECUTION_RETENTION_DAYS`, default 30. */
   readonly executionRetentionDays: number;
+  /** Days account log entries (`GET /log`) are kept; 0 keeps them forever. `IOTBRIDGE_LOG_RETENTION_DAYS`, default 7. */
+  readonly logRetentionDays: number;
   /** How often alert rules over state (unavailable, no data, trigger failures) are checked. `IOTBRIDGE_ALERT_CHECK_SECONDS`, default 30. */
   readonly alertCheckSeconds: number;
   /** Script worker processes. `IOTBRIDGE_SCRIPT_WORKERS`, default 1. */
@@ -185,8 +195,13 @@ export const DEFAULTS = {
   locationCacheSeconds: 86_400,
   locationProviderTimeoutMs: 5000,
   geofencesMax: 100_000,
+  metricsFieldsMaxAgeSeconds: 60,
   prometheusHost: '127.0.0.1',
+  scriptMetrics: false,
+  scriptMetricsMax: 50,
+  scriptMetricsSeriesMax: 1000,
   executionRetentionDays: 30,
+  logRetentionDays: 7,
   alertCheckSeconds: 30,
   scriptWorkers: 1,
   scriptTimeoutMs: 1000,
@@ -242,9 +257,14 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   locationCacheSeconds: 'IOTBRIDGE_LOCATION_CACHE_SECONDS',
   locationProviderTimeoutMs: 'IOTBRIDGE_LOCATION_PROVIDER_TIMEOUT_MS',
   geofencesMax: 'IOTBRIDGE_GEOFENCES_MAX',
+  metricsFieldsMaxAgeSeconds: 'IOTBRIDGE_METRICS_FIELDS_MAX_AGE_SECONDS',
   prometheusPort: 'IOTBRIDGE_PROMETHEUS_PORT',
   prometheusHost: 'IOTBRIDGE_PROMETHEUS_HOST',
+  scriptMetrics: 'IOTBRIDGE_SCRIPT_METRICS',
+  scriptMetricsMax: 'IOTBRIDGE_SCRIPT_METRICS_MAX',
+  scriptMetricsSeriesMax: 'IOTBRIDGE_SCRIPT_METRICS_SERIES_MAX',
   executionRetentionDays: 'IOTBRIDGE_EXECUTION_RETENTION_DAYS',
+  logRetentionDays: 'IOTBRIDGE_LOG_RETENTION_DAYS',
   alertCheckSeconds: 'IOTBRIDGE_ALERT_CHECK_SECONDS',
   scriptWorkers: 'IOTBRIDGE_SCRIPT_WORKERS',
   scriptTimeoutMs: 'IOTBRIDGE_SCRIPT_TIMEOUT_MS',
@@ -326,9 +346,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     locationCacheSeconds: integer(merged, 'locationCacheSeconds', 0, 31_536_000),
     locationProviderTimeoutMs: integer(merged, 'locationProviderTimeoutMs', 100, 120_000),
     geofencesMax: integer(merged, 'geofencesMax', 0, 10_000_000),
+    metricsFieldsMaxAgeSeconds: integer(merged, 'metricsFieldsMaxAgeSeconds', 0, 86_400),
     prometheusPort: merged.prometheusPort === undefined || merged.prometheusPort === '' ? undefined : port(merged, 'prometheusPort'),
     prometheusHost: optionalString(merged, 'prometheusHost') ?? '127.0.0.1',
+    scriptMetrics: flag(merged, 'scriptMetrics'),
+    scriptMetricsMax: integer(merged, 'scriptMetricsMax', 0, 100_000),
+    scriptMetricsSeriesMax: integer(merged, 'scriptMetricsSeriesMax', 1, 1_000_000),
     executionRetentionDays: nonNegativeInt(merged, 'executionRetentionDays'),
+    logRetentionDays: nonNegativeInt(merged, 'logRetentionDays'),
     alertCheckSeconds: integer(merged, 'alertCheckSeconds', 1, 3600),
     scriptWorkers: integer(merged, 'scriptWorkers', 1, 64),
     scriptTimeoutMs: integer(merged, 'scriptTimeoutMs', 1, 600_000),
@@ -407,6 +432,14 @@ function mqttTls(source: Source): Pick<Config, 'mqttTlsPort' | 'mqttTlsCert' | '
     throw new ConfigError(`${ENV_NAMES.mqttTlsPort} needs ${ENV_NAMES.mqttTlsCert} and ${ENV_NAMES.mqttTlsKey} (PEM files)`);
   }
   return tls;
+}
+
+/** A switch: true or false (also as text). */
+function flag(source: Source, field: keyof Config): boolean {
+  const value = source[field];
+  if (value === true || value === 'true') return true;
+  if (value === undefined || value === null || value === false || value === 'false') return false;
+  throw new ConfigError(`${ENV_NAMES[field]} must be true or false, got ${JSON.stringify(value)}`);
 }
 
 const port = (source: Source, field: keyof Config) => integer(source, field, 0, 65_535);

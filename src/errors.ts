@@ -103,6 +103,7 @@ export const ERRORS = {
   IOTB_REPORT_NOT_FOUND: { status: 404, message: 'No such report in the account' },
   IOTB_REPORT_NAME_TAKEN: { status: 409, message: 'The account already has a report with this name' },
   IOTB_REPORT_LIMIT: { status: 409, message: 'The account has as many reports as it may have' },
+  IOTB_EMAIL_NOT_CONFIGURED: { status: 409, message: 'The service has no SMTP server to send mail with' },
 
   // Alerts
   IOTB_ALERT_RULE_NOT_FOUND: { status: 404, message: 'No such alert rule in the account' },

@@ -31,6 +31,8 @@ import { geofenceRoutes } from './routes/geofences.js';
 import { locationRoutes } from './routes/location.js';
 import { reportRoutes } from './routes/reports.js';
 import { alertRoutes } from './routes/alerts.js';
+import { logRoutes } from './routes/logs.js';
+import { requestLogPlugin } from './request-log.js';
 import { prometheusRoutes } from './routes/prometheus.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
 import { fotaRoutes } from './routes/fota.js';
@@ -126,6 +128,8 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
 
   metrics?.observeHttp(app);
   await app.register(authPlugin, { tokens: domain.tokens, accounts: domain.accounts, internalCalls });
+  // API errors and changes of authenticated callers into the account's log.
+  await app.register(requestLogPlugin, { logs: domain.logs });
   await app.register(systemRoutes, { isReady });
   if (metrics) await app.register(prometheusRoutes, { metrics });
   await app.register(authRoutes, { domain });
@@ -147,6 +151,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(geofenceRoutes, { domain });
   await app.register(reportRoutes, { domain });
   await app.register(alertRoutes, { domain });
+  await app.register(logRoutes, { domain });
   await app.register(fotaRoutes, { devices });
   await app.register(coapsRoutes, { serverCertificate });
   await app.register(downloadRoutes, { domain, publicHost: downloads?.publicHost, ports: downloads?.ports ?? {} });

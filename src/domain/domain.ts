@@ -24,7 +24,10 @@ import { AlertNotifier } from '../alerts/alert-notifier.js';
 import { AlertRules } from '../alerts/alert-rules.js';
 import { Alerts } from '../alerts/alerts.js';
 import type { AlertStore } from '../alerts/model.js';
+import { ReportMailer } from '../reports/report-mailer.js';
 import { Reports } from '../reports/reports.js';
+import { Logs } from '../logs/logs.js';
+import type { LogStore } from '../logs/model.js';
 import { Triggers, type TriggerStore } from '../triggers/triggers.js';
 
 /** The domain services: the only code that changes state. HTTP routes, scripts and protocol adapters all call these. */
@@ -58,14 +61,19 @@ export interface Domain {
   readonly location: Location;
   /** Tables of entries accounts fill from triggers (src/reports/). */
   readonly reports: Reports;
+  /** Mails reports as CSV, on their schedule (started by the service) and on request. */
+  readonly reportMailer: ReportMailer;
   /** Alert rules and the alerts they open (src/alerts/). */
   readonly alertRules: AlertRules;
   readonly alerts: Alerts;
+  /** What an account may see of its scripts, API calls, devices and changes (src/logs/). */
+  readonly logs: Logs;
 }
 
 export interface DomainStores extends LocationStores {
   readonly reports: ReportStore;
   readonly alerts: AlertStore;
+  readonly logs: LogStore;
   readonly accounts: AccountStore;
   readonly tokens: TokenStore;
   readonly users: UserStore;
@@ -94,6 +102,8 @@ export interface DomainOptions {
   readonly locationCacheSeconds: number;
   readonly locationProviderTimeoutMs: number;
   readonly geofencesMax: number;
+  /** How old `GET /metrics/fields`' census of an account may be before a call refreshes it; default 60. */
+  readonly metricsFieldsMaxAgeSeconds?: number | undefined;
 }
 
 /** How the domain reaches HTTP APIs a tenant configured (location providers): OutboundHttp in the service. */
@@ -101,10 +111,13 @@ export interface DomainOutbound {
   readonly request: HttpJson;
   readonly checkUrl: (url: string) => void;
   /** Mail over the operator's SMTP server (alert notifications); undefined without one. */
-  readonly mail?: ((message: { to: string[]; subject: string; text: string }) => Promise<void>) | undefined;
+  readonly mail?: ((message: { to: string[]; subject: string; text: string; attachments?: Array<{ filename: string; content: string; contentType: string }> }) => Promise<void>) | undefined;
   /** Told when a notification could not be delivered (the service logs it). */
   readonly onDeliveryFailure?: ((what: string, error: unknown) => void) | undefined;
 }
+
+/** How often due report schedules are looked for. */
+const REPORT_CHECK_INTERVAL_MS = 30_000;
 
 /** Without OutboundHttp (maintenance commands): nothing is reached. */
 const NO_OUTBOUND: DomainOutbound = {
@@ -133,7 +146,11 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   });
   const triggers = new Triggers(stores.triggers);
   const executions = new Executions(stores.executions);
-  const metrics = new Metrics(stores.metrics);
+  const metrics = new Metrics(
+    stores.metrics,
+    { trigger: (accountId, id) => stores.triggers.get(accountId, id), endpoint: (accountId, id) => stores.endpoints.getById(accountId, id), service: (accountId, id) => stores.services.get(accountId, id) },
+    { fieldsMaxAgeMs: (options.metricsFieldsMaxAgeSeconds ?? 60) * 1000 },
+  );
   const location = createLocation(stores, endpoints, {
     http: outbound.request,
     checkUrl: outbound.checkUrl,
@@ -143,15 +160,23 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
     userAgent: `IoT Bridge/${VERSION}`,
     publish: (event) => events.publish(event),
   });
-  const reports = new Reports(stores.reports);
+  const reports = new Reports(stores.reports, { mailConfigured: outbound.mail !== undefined });
+  const reportMailer = new ReportMailer({
+    reports,
+    send: outbound.mail,
+    checkIntervalMs: REPORT_CHECK_INTERVAL_MS,
+    onFailure: outbound.onDeliveryFailure ?? (() => {}),
+  });
   const alertRules = new AlertRules(stores.alerts, { checkUrl: outbound.checkUrl });
+  const logs = new Logs(stores.logs);
   const notifier = new AlertNotifier({
     http: outbound.request,
     mail: outbound.mail,
     publish: (event) => events.publish(event),
     timeoutMs: options.locationProviderTimeoutMs,
     onFailure: outbound.onDeliveryFailure ?? (() => {}),
+    log: (entry) => logs.write(entry),
   });
   const alerts = new Alerts(stores.alerts, alertRules, notifier);
-  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, files, fileLinks, events, history, eventStreams, replies, triggers, executions, metrics, location, reports, alertRules, alerts };
+  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, files, fileLinks, events, history, eventStreams, replies, triggers, executions, metrics, location, reports, reportMailer, alertRules, alerts, logs };
 }

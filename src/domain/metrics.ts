@@ -1,4 +1,6 @@
 import { AppError } from '../errors.js';
+import { FieldCensus, type Census, type CensusObject, type CensusStore } from './field-census.js';
+import { Health, type HealthObjects, type HealthStore, type StatusItem, type StatusQuery } from './health.js';
 import type { Scope } from './scope.js';
 
 /** One value of a field and how many endpoints have it. */
@@ -12,7 +14,7 @@ export interface ExecutionCounts {
   readonly failed: number;
 }
 
-export interface MetricsStore {
+export interface MetricsStore extends HealthStore, CensusStore {
   endpointsBy(accountId: string, column: 'state' | 'service_id'): Promise<CountedValue[]>;
   /** Service id → service type of the account's services. */
   serviceTypes(accountId: string): Promise<Map<string, string>>;
@@ -41,12 +43,32 @@ export function parseJsonText(text: string | null): unknown {
   }
 }
 
+export interface MetricsOptions {
+  /** How old a field census may be before a call refreshes it (behind its answer). */
+  readonly fieldsMaxAgeMs: number;
+}
+
 /** Counts for the dashboard, account by account (the acting account only, not its sub-accounts). */
 export class Metrics {
   readonly #store: MetricsStore;
+  readonly #health: Health;
+  readonly #census: FieldCensus;
 
-  constructor(store: MetricsStore) {
+  constructor(store: MetricsStore, objects: HealthObjects, options: MetricsOptions) {
     this.#store = store;
+    this.#health = new Health(store, objects);
+    this.#census = new FieldCensus(store, { maxAgeMs: options.fieldsMaxAgeMs });
+  }
+
+  /** Health of the account's triggers, endpoints and services (see health.ts), in the query's order. */
+  async status(scope: Scope, query: StatusQuery): Promise<{ items: StatusItem[] }> {
+    return { items: await this.#health.status(scope.accountId, query) };
+  }
+
+  /** Which user-defined keys the account's objects use and how often, from the cached census (see field-census.ts). */
+  async fields(scope: Scope, objects?: ReadonlySet<CensusObject>): Promise<Census> {
+    const census = await this.#census.get(scope.accountId);
+    return objects === undefined ? census : { ...census, items: census.items.filter((item) => objects.has(item.object)) };
   }
 
   /** How many of the account's endpoints have each value of `field`, the most frequent first. */
@@ -83,12 +105,12 @@ export class Metrics {
     }
   }
 
-  /** Trigger runs started in [from, to] and how many failed. */
   /** Connected endpoints per protocol in the whole service: for the operator (Prometheus), never for an account. */
   connectedByProtocol(): Promise<Array<{ protocol: string; count: number }>> {
     return this.#store.connectedByServiceType();
   }
 
+  /** Trigger runs started in [from, to] and how many failed. */
   async executions(scope: Scope, range: { readonly from: number; readonly to: number; readonly triggerId?: string | undefined }): Promise<ExecutionCounts & { from: number; to: number }> {
     if (range.from > range.to) throw new AppError('IOTB_REQUEST_VALIDATION', '"from" is after "to"');
     const counts = await this.#store.executionCounts(scope.accountId, range.from, range.to, range.triggerId);

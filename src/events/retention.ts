@@ -12,6 +12,8 @@ export interface RetentionOptions {
   readonly executionDays: number;
   /** Report entries past their own report's retention (src/reports/). */
   readonly reports?: { deleteExpired(now: number): Promise<number> };
+  /** Account log entries older than `days` (`IOTBRIDGE_LOG_RETENTION_DAYS`; 0 keeps them forever). */
+  readonly logs?: { readonly days: number; deleteOlderThan(time: number): Promise<number> };
   readonly logger: Logger;
 }
 
@@ -30,7 +32,7 @@ export class RetentionJob {
   }
 
   start(): void {
-    if (this.#options.historyDays === 0 && this.#options.executionDays === 0 && !this.#options.reports) return;
+    if (this.#options.historyDays === 0 && this.#options.executionDays === 0 && !this.#options.reports && !this.#options.logs?.days) return;
     this.#pass = this.run();
     this.#timer = setInterval(() => {
       this.#pass = this.run();
@@ -44,15 +46,16 @@ export class RetentionJob {
     await this.#pass;
   }
 
-  /** One pass; returns how many events, execution records and report entries were deleted. */
-  async run(): Promise<{ events: number; executions: number; reportEntries: number }> {
-    const { historyDays, executionDays, reports, logger } = this.#options;
-    const deleted = { events: 0, executions: 0, reportEntries: 0 };
+  /** One pass; returns how many events, execution records, report entries (and log entries, with `logs`) were deleted. */
+  async run(): Promise<{ events: number; executions: number; reportEntries: number; logEntries?: number }> {
+    const { historyDays, executionDays, reports, logs, logger } = this.#options;
+    const deleted: { events: number; executions: number; reportEntries: number; logEntries?: number } = { events: 0, executions: 0, reportEntries: 0 };
     try {
       if (historyDays > 0) deleted.events = await this.#events.deleteOlderThan(Date.now() - historyDays * DAY);
       if (executionDays > 0) deleted.executions = await this.#executions.deleteOlderThan(Date.now() - executionDays * DAY);
       if (reports) deleted.reportEntries = await reports.deleteExpired(Date.now());
-      if (deleted.events + deleted.executions + deleted.reportEntries > 0) logger.info({ ...deleted, historyDays, executionDays }, 'retention');
+      if (logs && logs.days > 0) deleted.logEntries = await logs.deleteOlderThan(Date.now() - logs.days * DAY);
+      if (deleted.events + deleted.executions + deleted.reportEntries + (deleted.logEntries ?? 0) > 0) logger.info({ ...deleted, historyDays, executionDays }, 'retention');
     } catch (error) {
       logger.error({ err: error }, 'retention failed');
     }

@@ -52,6 +52,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     awakeMs: config.lwm2mAwakeMs,
     logger,
     presence,
+    logs: domain.logs,
     objects,
     lwm2mServices: servicesOf('lwm2m'),
     sendGuard,

@@ -21,6 +21,7 @@ import type { Transport } from '../coap/transport.js';
 import { certificateRefusal, trustAnchors } from '../dtls/trust.js';
 import type { DeviceServer } from '../devices/device-server.js';
 import type { DevicePresence } from '../devices/presence.js';
+import type { Logs } from '../logs/logs.js';
 import type { SendGuard } from '../devices/send-guard.js';
 import { ThrottledLog } from '../devices/throttled-log.js';
 import type { Endpoint } from '../domain/endpoints.js';
@@ -45,6 +46,8 @@ export interface Lwm2mServerOptions {
   readonly host?: string | undefined;
   readonly logger: Logger;
   readonly presence: DevicePresence;
+  /** The accounts' logs: what devices send that cannot be read is told to their account. */
+  readonly logs?: Pick<Logs, 'device'> | undefined;
   readonly objects: ObjectRegistry;
   /** The LwM2M services across accounts (auto-provisioning, `forceQueueMode`, keep-alive mode). */
   readonly lwm2mServices: () => Promise<readonly Service[]>;
@@ -405,8 +408,9 @@ export class Lwm2mServer implements DeviceServer {
     try {
       records = decode(format, request.payload, { basePath: '/', models: this.#options.objects.lookupFor(registration.accountId) });
     } catch (error) {
-      if (error instanceof CodecError) return { code: '4.00', payload: error.message };
-      return { code: '4.15' };
+      const message = error instanceof CodecError ? error.message : `Content-Format ${format} is not supported`;
+      this.#options.logs?.device({ accountId: registration.accountId, endpointId: registration.endpointId, endpointKey: registration.endpointName, message: `LwM2M Send refused: ${message}`, reason: 'lwm2m send', data: { format } });
+      return error instanceof CodecError ? { code: '4.00', payload: error.message } : { code: '4.15' };
     }
     const endpoint = await this.#endpointOf(registration);
     if (!endpoint) return { code: '4.04' };

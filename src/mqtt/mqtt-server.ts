@@ -263,7 +263,10 @@ export class MqttServer implements DeviceServer, MqttChannel {
             maxPacketBytes: this.#context.config.mqttMaxPacketBytes,
             assignedClientId: decision.endpoint.key,
             mayPublish: (topic) => mayPublish(decision.space, topic),
-            onRefusedPublish: (topic) => this.#logger.info({ endpointId, topic }, 'MQTT publication outside the topic space refused (0x87)'),
+            onRefusedPublish: (topic) => {
+              this.#logger.info({ endpointId, topic }, 'MQTT publication outside the topic space refused (0x87)');
+              this.#context.domain.logs.device({ accountId: decision.endpoint.accountId, endpointId, endpointKey: decision.endpoint.key, message: 'MQTT publication outside the topic space refused', data: { topic } });
+            },
           });
           login = { ...decision, v5: { session, adapter } };
           connection = adapter;
@@ -300,11 +303,14 @@ export class MqttServer implements DeviceServer, MqttChannel {
     const retryAfter = this.#throttle.retryAfter(host, key);
     if (retryAfter > 0) return refused(REFUSAL.tooManyFailures, `too many failed log-ins from this address; checked again in ${Math.ceil(retryAfter / 1000)} s`);
     const matches: Endpoint[] = [];
-    for (const candidate of await this.#context.presence.findDevices('mqtt', key)) {
+    const candidates = await this.#context.presence.findDevices('mqtt', key);
+    for (const candidate of candidates) {
       if (await this.#context.domain.credentials.verify(candidate, password.toString('utf8'))) matches.push(candidate);
     }
     if (matches.length === 0) {
       this.#throttle.failed(host, key);
+      // The key is a device's: its account sees the refusal (a misconfigured device, or someone guessing).
+      for (const endpoint of candidates) this.#context.domain.logs.device({ accountId: endpoint.accountId, endpointId: endpoint.id, endpointKey: endpoint.key, message: 'MQTT log-in refused: wrong password', data: { remoteAddr } });
       return refused(REFUSAL.badCredentials, 'unknown endpoint key or wrong password');
     }
     this.#throttle.succeeded(host, key);

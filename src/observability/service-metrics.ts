@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { QueryListener } from '../store/database.js';
 import type { Execution } from '../triggers/executions.js';
+import { observeQueries } from './db-timings.js';
+import type { QueueDepth } from './queue-depths.js';
 
 /** Where the numbers come from: the parts of the running service the operator watches. */
 export interface MetricSources {
@@ -13,21 +16,29 @@ export interface MetricSources {
   /** Connected endpoints per protocol (service type), over every account: read at each scrape. */
   readonly connectedByProtocol: () => Promise<Array<{ protocol: string; count: number }>>;
   readonly scriptWorkers: () => number;
+  /** What waits for devices, by queue (queue-depths.ts): read at each scrape. */
+  readonly deviceQueues: () => Promise<QueueDepth[]>;
+  /** The store's dialect, and every query's time through it (Database.onQuery). */
+  readonly dialect: string;
+  readonly onQuery: (listener: QueryListener) => void;
 }
 
 /**
  * The operator's metrics in the Prometheus text format (prom-client): the process (CPU, memory, event loop
  * lag, GC), HTTP requests by route, events accepted / handled / waiting, trigger runs and their durations,
- * connected devices per protocol, script workers. Served at `GET /metrics` (Super-Admin) and, when
- * `IOTBRIDGE_PROMETHEUS_PORT` is set, on a port of its own without authentication.
+ * connected devices per protocol, script workers, device queue depths, store query times; and, when
+ * `IOTBRIDGE_SCRIPT_METRICS=true`, scripts' own metrics on the same registry (script-metrics.ts). Served at
+ * `GET /metrics` (Super-Admin) and, when `IOTBRIDGE_PROMETHEUS_PORT` is set, on a port of its own without
+ * authentication.
  */
 export class ServiceMetrics {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   readonly #httpRequests: Counter<'method' | 'route' | 'status_code'>;
   readonly #httpDuration: Histogram<'method' | 'route'>;
 
-  constructor(sources: MetricSources) {
-    const registers = [this.registry];
+  constructor(sources: MetricSources, registry = new Registry()) {
+    this.registry = registry;
+    const registers = [registry];
     collectDefaultMetrics({ register: this.registry });
     this.#httpRequests = new Counter({ name: 'iotbridge_http_requests_total', help: 'HTTP API requests answered, by route pattern and status', labelNames: ['method', 'route', 'status_code'], registers });
     this.#httpDuration = new Histogram({
@@ -86,6 +97,16 @@ export class ServiceMetrics {
         this.set(sources.scriptWorkers());
       },
     });
+    new Gauge({
+      name: 'iotbridge_device_queue_depth',
+      help: 'Requests and messages waiting for devices, by queue: lwm2m (held requests), udp (udp.queue), mqtt (QoS 1/2 for persistent sessions)',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        for (const { queue, depth } of await sources.deviceQueues()) this.set({ queue }, depth);
+      },
+    });
+    observeQueries(this.registry, sources.dialect, sources.onQuery);
   }
 
   /** Counts and times every HTTP request by its route pattern (`/endpoints/:ref`), never by its raw path. */

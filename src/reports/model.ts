@@ -1,5 +1,6 @@
 // Reports: named tables an account fills from triggers (docs/reports-alerts.md). Store implementation:
 // src/store/report-store.ts (migration 0033).
+import type { ReportSchedule } from './report-schedule.js';
 
 /** What a column holds, inferred from the first value seen (or declared). */
 export const COLUMN_TYPES = ['string', 'number', 'boolean', 'json'] as const;
@@ -19,6 +20,11 @@ export interface Report {
   readonly columns: ReportColumn[];
   /** Days entries are kept; 0 keeps them forever. */
   readonly retentionDays: number;
+  /** Mailed as CSV at the end of every period; null: not mailed. */
+  readonly schedule: ReportSchedule | null;
+  /** When the schedule mails it next, and when it last did. */
+  readonly nextSendAt: string | null;
+  readonly lastSentAt: string | null;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -53,6 +59,10 @@ export interface ReportStore {
   /** Entries in publication order (`id`), within the time range. */
   entries(reportId: string, query: EntryQuery): Promise<ReportEntry[]>;
   countEntries(reportId: string): Promise<number>;
+  /** Reports whose next mailing is due at `now` (epoch ms), across accounts. */
+  dueSchedules(now: number, limit: number): Promise<Report[]>;
+  /** Moves a due report's next mailing from `due` to `next` and records `sentAt`; false when another check did first. */
+  claimSchedule(id: string, due: number, next: number, sentAt: number): Promise<boolean>;
   /** Deletes entries older than each report's retention; returns how many went. */
   deleteExpired(now: number): Promise<number>;
 }

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
+import { stringify as stringifySync } from 'csv-stringify/sync';
 import type { Report, ReportEntry } from './model.js';
 import type { Reports } from './reports.js';
 
@@ -22,6 +23,15 @@ export function reportCsv(reports: Reports, report: Report, range: { from?: numb
     for await (const entry of reports.allEntries(report, range)) yield row(entry, columns);
   };
   return Readable.from(rows()).pipe(stringify({ header: true, columns: ['time', ...columns], bom: options.bom }));
+}
+
+/** The CSV's header line (with the BOM when asked), then one line per entry: for a mail that stops at a size. */
+export function csvHeader(report: Report, bom: boolean): string {
+  return (bom ? '\ufeff' : '') + stringifySync([['time', ...report.columns.map((column) => column.name)]]);
+}
+
+export function csvLine(report: Report, entry: ReportEntry): string {
+  return stringifySync([row(entry, report.columns.map((column) => column.name))]);
 }
 
 function row(entry: ReportEntry, columns: readonly string[]): string[] {

@@ -3,6 +3,7 @@ import type { Scope } from '../domain/scope.js';
 import { isoTime, timeMs } from '../domain/time.js';
 import { AppError } from '../errors.js';
 import type { ColumnType, EntryQuery, Report, ReportColumn, ReportEntry, ReportStore } from './model.js';
+import { checkSchedule, nextBoundary, type ScheduleInput } from './report-schedule.js';
 
 /** Columns a report may have (an entry with more new keys is refused). */
 export const REPORT_COLUMNS_MAX = 200;
@@ -18,6 +19,13 @@ export interface ReportInput {
   readonly description?: string | null | undefined;
   readonly columns?: readonly ReportColumn[] | undefined;
   readonly retentionDays?: number | undefined;
+  /** Mail the report as CSV at the end of every period; null stops it. */
+  readonly schedule?: ScheduleInput | null | undefined;
+}
+
+export interface ReportsOptions {
+  /** Whether the service can send mail (IOTBRIDGE_SMTP_URL): a schedule needs it. */
+  readonly mailConfigured: boolean;
 }
 
 export interface EntryPage {
@@ -40,8 +48,11 @@ export class Reports {
   /** Each account's reports by name, as publishing reads them (one process; every change here updates it). */
   readonly #byName = new Map<string, Promise<Report | undefined>>();
 
-  constructor(store: ReportStore) {
+  readonly #mailConfigured: boolean;
+
+  constructor(store: ReportStore, options: ReportsOptions) {
     this.#store = store;
+    this.#mailConfigured = options.mailConfigured;
   }
 
   list(scope: Scope): Promise<Report[]> {
@@ -65,6 +76,8 @@ export class Reports {
       description: input.description ?? null,
       columns: checkColumns(input.columns ?? []),
       retentionDays: input.retentionDays ?? DEFAULT_RETENTION_DAYS,
+      ...this.#scheduled(input.schedule ?? null),
+      lastSentAt: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -86,6 +99,7 @@ export class Reports {
       description: change.description === undefined ? before.description : change.description,
       columns,
       retentionDays: change.retentionDays ?? before.retentionDays,
+      ...(change.schedule === undefined ? {} : this.#scheduled(change.schedule)),
       updatedAt: isoTime(Date.now()),
     };
     if (report.name !== before.name && (await this.#store.findByName(scope.accountId, report.name))) throw new AppError('IOTB_REPORT_NAME_TAKEN', undefined, { name: report.name });
@@ -146,6 +160,18 @@ export class Reports {
     return this.#store.countEntries(report.id);
   }
 
+  /** Reports whose scheduled mailing is due at `now` (every account's: the mailer's check). */
+  dueSchedules(now: number, limit: number): Promise<Report[]> {
+    return this.#store.dueSchedules(now, limit);
+  }
+
+  /** Takes a due mailing for this process: false when another check (or node) took it first. */
+  async claimSchedule(report: Report, due: number, next: number, sentAt: number): Promise<boolean> {
+    const claimed = await this.#store.claimSchedule(report.id, due, next, sentAt);
+    this.#forget(report.accountId, report.name);
+    return claimed;
+  }
+
   /** Deletes entries past their report's retention (the retention job, hourly). */
   deleteExpired(now = Date.now()): Promise<number> {
     return this.#store.deleteExpired(now);
@@ -174,6 +200,14 @@ export class Reports {
       this.#byName.set(key, found);
     }
     return found;
+  }
+
+  /** A schedule as stored, with when it mails next; refused when the service has no SMTP server. */
+  #scheduled(input: ScheduleInput | null): Pick<Report, 'schedule' | 'nextSendAt'> {
+    if (input === null) return { schedule: null, nextSendAt: null };
+    if (!this.#mailConfigured) throw new AppError('IOTB_EMAIL_NOT_CONFIGURED', 'A report schedule mails the report: the service has no SMTP server (IOTBRIDGE_SMTP_URL)');
+    const schedule = checkSchedule(input);
+    return { schedule, nextSendAt: isoTime(nextBoundary(schedule, Date.now())) };
   }
 
   #forget(accountId: string, name: string): void {

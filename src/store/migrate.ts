@@ -29,6 +29,9 @@ import { dashboardIndexes } from './migrations/0031-dashboard-indexes.js';
 import { location } from './migrations/0032-location.js';
 import { reports } from './migrations/0033-reports.js';
 import { alerts } from './migrations/0034-alerts.js';
+import { logs } from './migrations/0035-logs.js';
+import { metricsIndexes } from './migrations/0036-metrics-indexes.js';
+import { reportSchedules } from './migrations/0037-report-schedules.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -62,6 +65,9 @@ function migrations(database: Database): Record<string, Migration> {
     '0032-location': location(),
     '0033-reports': reports(database.dialect),
     '0034-alerts': alerts(),
+    '0035-logs': logs(database.dialect),
+    '0036-metrics-indexes': metricsIndexes(),
+    '0037-report-schedules': reportSchedules(),
   };
 }
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { EntryQuery, Report, ReportColumn, ReportEntry, ReportStore } from '../reports/model.js';
+import type { ReportSchedule } from '../reports/report-schedule.js';
 import { fromJson, toJson, type ReportsTable, type Schema } from './schema.js';
 import { isUniqueViolation, toIso, toMs } from './sql.js';
 
@@ -36,6 +37,16 @@ export class SqlReportStore implements ReportStore {
       if (isUniqueViolation(error)) return false;
       throw error;
     }
+  }
+
+  async dueSchedules(now: number, limit: number): Promise<Report[]> {
+    const rows = await this.#db.selectFrom('reports').selectAll().where('next_send_at', '<=', now).orderBy('next_send_at').limit(limit).execute();
+    return rows.map(toReport);
+  }
+
+  async claimSchedule(id: string, due: number, next: number, sentAt: number): Promise<boolean> {
+    const result = await this.#db.updateTable('reports').set({ next_send_at: next, last_sent_at: sentAt }).where('id', '=', id).where('next_send_at', '=', due).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async update(report: Report): Promise<void> {
@@ -100,6 +111,9 @@ function toRow(report: Report): ReportsTable {
     retention_days: report.retentionDays,
     created_at: toMs(report.createdAt),
     updated_at: toMs(report.updatedAt),
+    schedule: report.schedule === null ? null : toJson(report.schedule),
+    next_send_at: report.nextSendAt === null ? null : toMs(report.nextSendAt),
+    last_sent_at: report.lastSentAt === null ? null : toMs(report.lastSentAt),
   };
 }
 
@@ -111,6 +125,9 @@ function toReport(row: Selectable<ReportsTable>): Report {
     description: row.description,
     columns: fromJson<ReportColumn[]>(row.columns),
     retentionDays: row.retention_days,
+    schedule: row.schedule === null ? null : fromJson<ReportSchedule>(row.schedule),
+    nextSendAt: row.next_send_at === null ? null : toIso(row.next_send_at),
+    lastSentAt: row.last_sent_at === null ? null : toIso(row.last_sent_at),
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };

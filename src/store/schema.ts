@@ -379,6 +379,23 @@ export interface Schema {
   report_entries: ReportEntriesTable;
   alert_rules: AlertRulesTable;
   alerts: AlertsTable;
+  logs: LogsTable;
+}
+
+export interface LogsTable {
+  seq: Generated<number>;
+  account_id: string;
+  time: number;
+  /** error, warn, info, debug. */
+  level: string;
+  /** script, api, device, audit, alert, … */
+  source: string;
+  message: string;
+  endpoint_id: string | null;
+  endpoint_key: string | null;
+  trigger_id: string | null;
+  /** JSON object, or null. */
+  data: string | null;
 }
 
 export interface AlertRulesTable {
@@ -429,6 +446,10 @@ export interface ReportsTable {
   retention_days: number;
   created_at: number;
   updated_at: number;
+  /** JSON: ReportSchedule, or null when the report is not mailed. */
+  schedule: string | null;
+  next_send_at: number | null;
+  last_sent_at: number | null;
 }
 
 export interface ReportEntriesTable {

@@ -21,6 +21,7 @@ import { SqlGeofenceStore, SqlPositionStore } from './geofence-store.js';
 import { SqlLocationServiceStore } from './location-service-store.js';
 import { SqlReportStore } from './report-store.js';
 import { SqlAlertStore } from './alert-store.js';
+import { SqlLogStore } from './log-store.js';
 
 /** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations). */
 export interface Stores extends DomainStores {
@@ -61,5 +62,6 @@ export function sqlStores(database: Database, options: StoreOptions = {}): Store
     positions: new SqlPositionStore(db),
     reports: new SqlReportStore(db),
     alerts: new SqlAlertStore(db),
+    logs: new SqlLogStore(db, database.dialect),
   };
 }

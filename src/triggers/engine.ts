@@ -157,6 +157,8 @@ export class TriggerEngine {
       groups: record?.groups ?? [],
     };
     const recorded = this.#domain.executions.record(execution);
+    // Its lines and error in the account's log: buffered, written with other runs' in one statement.
+    this.#domain.logs.scriptRun(execution, event);
     // The executions of one commit share its promise: its failure is logged once, not once per run.
     if (recorded !== this.#watched) {
       this.#watched = recorded;

@@ -139,6 +139,17 @@ for (const dialect of DIALECTS) {
 
       const byId = await runScript(service, tenant.token, "var a = alert.raise({name: 'door open', endpoint: null}); log(alert.close(a.id).state);");
       assert.deepEqual(byId.logs, ['closed']);
+
+      // Each change is in the account's log too (source alert), the newest first.
+      const logged = await waitFor(async () => {
+        const found = (await service.request('GET', '/log?source=alert&text=battery', { token: tenant.token })).body.items as Array<Record<string, any>>;
+        return found.length === 2 ? found : undefined;
+      }, 'the alert log entries');
+      assert.deepEqual(logged.map((entry) => [entry.level, entry.message, entry.endpointKey]), [
+        ['info', '[minor] battery low on truck-1: closed', 'truck-1'],
+        ['warn', '[minor] battery low on truck-1: opened', 'truck-1'],
+      ]);
+      assert.equal(logged[0]!.data.alertId, raised.id);
     });
 
     it('refuses bad conditions and arguments with the field named', async () => {

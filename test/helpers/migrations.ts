@@ -55,6 +55,22 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       for (const table of ['alerts', 'alert_rules']) await db.schema.dropTable(table).ifExists().execute();
     },
   ],
+  ['0035-logs', async (db) => void (await db.schema.dropTable('logs').ifExists().execute())],
+  [
+    '0036-metrics-indexes',
+    async (db) => {
+      for (const index of ['endpoints_account_seen', 'endpoints_service_seen', 'logs_endpoint_problems']) await db.schema.dropIndex(index).ifExists().execute();
+    },
+  ],
+  [
+    '0037-report-schedules',
+    async (db) => {
+      // Undone after 0033's undo when a test goes back before reports existed: nothing left to undo then.
+      if (!(await db.introspection.getTables()).some((table) => table.name === 'reports')) return;
+      await db.schema.dropIndex('reports_next_send').ifExists().execute();
+      for (const column of ['schedule', 'next_send_at', 'last_sent_at']) await db.schema.alterTable('reports').dropColumn(column).execute();
+    },
+  ],
 ];
 
 /**

@@ -10,6 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 import type { Browser, Page } from 'playwright-core';
 import { browserMissing, eventually, failedRequest, launchBrowser, openPage, PHONE_VIEWPORT, screenshot, sidewaysOverflow, signIn, startUiService, type PageProblems } from '../helpers/browser.js';
 import type { TestService } from '../helpers/service.js';
@@ -42,6 +44,8 @@ describe('Reports pages in Chromium', { skip, timeout: 120_000 }, () => {
   let page: Page;
   let problems: PageProblems;
   let reportId: string;
+  let smtp: SMTPServer | undefined;
+  const mails: string[] = [];
 
   /** A link of the navigation (pages have breadcrumbs of the same name). */
   const section = (name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
@@ -57,7 +61,21 @@ describe('Reports pages in Chromium', { skip, timeout: 120_000 }, () => {
   };
 
   before(async () => {
-    [service, browser] = await Promise.all([startUiService(), launchBrowser()]);
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      onData(stream, _session, callback) {
+        let data = '';
+        stream.on('data', (chunk: Buffer) => (data += chunk.toString()));
+        stream.on('end', () => {
+          mails.push(data);
+          callback();
+        });
+      },
+    });
+    smtp = server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    [service, browser] = await Promise.all([startUiService({ smtpUrl: `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}` }), launchBrowser()]);
     const user = await service.request('POST', '/users', { body: { email: EMAIL, password: PASSWORD, name: 'Cold chain' } });
     assert.equal(user.status, 201, JSON.stringify(user.body));
     // Kept forever: the hourly retention job must not take the seeded entries during the test.
@@ -77,6 +95,7 @@ describe('Reports pages in Chromium', { skip, timeout: 120_000 }, () => {
   after(async () => {
     await browser?.close();
     await service?.stop();
+    await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
   });
 
   it('lists the seeded report with its columns and retention', async () => {
@@ -217,6 +236,32 @@ describe('Reports pages in Chromium', { skip, timeout: 120_000 }, () => {
     await page.getByRole('heading', { name: 'Cold chain Hamburg 2026', level: 1 }).waitFor();
     assert.equal(await page.getByRole('form', { name: 'Settings' }).getByLabel('Retention (days)').inputValue(), '365');
     problems.expectNone([failedRequest(409)]);
+  });
+
+  it('schedules the report by e-mail, mails the last period now, and stops the schedule', async () => {
+    const form = page.getByRole('form', { name: 'E-mail schedule' });
+    await form.getByLabel('Mail the report every').selectOption('week');
+    await form.getByLabel('At (UTC)').fill('07:30');
+    await form.getByLabel('On', { exact: true }).selectOption('Friday');
+    await form.getByLabel('Recipients').fill('ops@example.com, driver@example.com');
+    await form.getByLabel('UTF-8 BOM (for spreadsheet programs)').check();
+    await form.getByRole('button', { name: 'Save schedule' }).click();
+    await form.getByText('Next mail').waitFor();
+    const stored = (await service.request('GET', `/reports/${reportId}`)).body;
+    assert.deepEqual(stored.schedule, { every: 'week', at: '07:30', weekday: 5, recipients: ['ops@example.com', 'driver@example.com'], bom: true });
+    const next = new Date(stored.nextSendAt);
+    assert.deepEqual([next.getUTCDay(), next.toISOString().slice(11, 16)], [5, '07:30']);
+
+    // Mail now: the seeded entries are weeks old, so the last full week holds none; the mail goes anyway.
+    await form.getByRole('button', { name: 'Mail the last period now' }).click();
+    await page.getByRole('status').filter({ hasText: 'Mailed 0 entries to ops@example.com, driver@example.com.' }).waitFor();
+    await eventually(async () => mails.some((m) => m.includes('Subject: Report Cold chain')), true, 'the mail at the SMTP server');
+    await screenshot(page, 'report-schedule', { fullPage: true });
+
+    await form.getByLabel('Mail the report every').selectOption('');
+    await form.getByRole('button', { name: 'Save schedule' }).click();
+    await eventually(async () => (await service.request('GET', `/reports/${reportId}`)).body.schedule, null, 'the schedule stopped');
+    problems.expectNone();
   });
 
   it('fits a phone’s width: nothing overflows sideways on either page', async () => {

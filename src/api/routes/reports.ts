@@ -3,12 +3,25 @@ import { Type } from 'typebox';
 import type { Domain } from '../../domain/domain.js';
 import { timeMs } from '../../domain/time.js';
 import { COLUMN_TYPES } from '../../reports/model.js';
+import { SCHEDULE_PERIODS } from '../../reports/report-schedule.js';
 import { reportCsv } from '../../reports/report-csv.js';
 import { ENTRIES_PAGE_MAX, REPORT_COLUMNS_MAX } from '../../reports/reports.js';
 import { ERROR_RESPONSES, Timestamp } from '../schemas.js';
 
 const TAGS = ['reports'];
 const Column = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), type: Type.Enum([...COLUMN_TYPES]) }, { additionalProperties: false });
+
+const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' });
+const Schedule = Type.Object(
+  {
+    every: Type.Enum([...SCHEDULE_PERIODS], { description: 'The period each mail covers; it is sent when the period ends' }),
+    at: Type.Optional(Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'HH:MM UTC when a day, week or month ends (default 00:00); for `hour` only the minutes count' })),
+    weekday: Type.Optional(Type.Integer({ minimum: 1, maximum: 7, description: 'For `week`: the ISO weekday it ends on, 1 Monday (default) to 7 Sunday' })),
+    recipients: Type.Array(Email, { minItems: 1, maxItems: 20 }),
+    bom: Type.Optional(Type.Boolean({ description: 'Start the CSV with a UTF-8 BOM for spreadsheet programs (default false)' })),
+  },
+  { additionalProperties: false, description: 'Mail the period\'s entries as a CSV attachment at the end of every period (needs the service\'s SMTP server)' },
+);
 
 const Report = Type.Object({
   id: Type.String(),
@@ -18,6 +31,9 @@ const Report = Type.Object({
   columns: Type.Array(Column),
   retentionDays: Type.Integer({ description: 'Days entries are kept; 0 forever' }),
   entries: Type.Optional(Type.Integer({ description: 'GET /reports/{ref}: how many entries it holds' })),
+  schedule: Type.Union([Schedule, Type.Null()]),
+  nextSendAt: Type.Union([Timestamp, Type.Null()], { description: 'When the schedule mails the report next' }),
+  lastSentAt: Type.Union([Timestamp, Type.Null()], { description: 'When the schedule last mailed it' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -27,6 +43,7 @@ const ReportBody = {
   description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
   columns: Type.Optional(Type.Array(Column, { maxItems: REPORT_COLUMNS_MAX, description: 'Declared columns; keys of entries not declared are added after them' })),
   retentionDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 36_500, description: 'Default 90; 0 keeps entries forever' })),
+  schedule: Type.Optional(Type.Union([Schedule, Type.Null()], { description: 'null stops the mailing' })),
 };
 
 const Entry = Type.Object({ id: Type.Integer(), time: Timestamp, data: Type.Object({}, { additionalProperties: true }) });
@@ -59,6 +76,24 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async
     const report = await reports.get(request.scope, request.params.ref);
     return { ...report, entries: await reports.countEntries(report) };
   });
+
+  app.post(
+    '/reports/:ref/mail',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Mail the report as CSV now',
+        description: "Default period: the schedule's last full period, or the last 24 hours; default recipients: the schedule's. The CSV is cut at 10 MiB (the mail says so).",
+        params: RefParams,
+        body: Type.Object({ recipients: Type.Optional(Type.Array(Email, { minItems: 1, maxItems: 20 })), ...Range }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ recipients: Type.Array(Type.String()), from: Timestamp, to: Timestamp, rows: Type.Integer(), truncated: Type.Boolean() }),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request) => domain.reportMailer.mailNow(request.scope, request.params.ref, { recipients: request.body.recipients, from: ms(request.body.from), to: ms(request.body.to) }),
+  );
 
   app.patch(
     '/reports/:ref',

@@ -16,6 +16,7 @@ import { loraNamespace } from './lora.js';
 import { lwm2mNamespace } from './lwm2m.js';
 import { mqttNamespace } from './mqtt.js';
 import type { Namespace } from './namespace.js';
+import { prometheusNamespace } from './prometheus.js';
 import { queueNamespace } from './queue.js';
 import { tcpNamespace } from './tcp.js';
 import { triggerNamespace } from './trigger.js';
@@ -44,4 +45,5 @@ export const SERVICE_NAMESPACES: readonly Namespace[] = [
   geofenceNamespace,
   reportNamespace,
   alertNamespace,
+  prometheusNamespace,
 ];

@@ -1,6 +1,7 @@
 import type { InternalCalls } from '../../api/internal-calls.js';
 import type { DeviceChannels } from '../../devices/device-server.js';
 import type { Domain } from '../../domain/domain.js';
+import type { ScriptMetrics } from '../../observability/script-metrics.js';
 import { AppError } from '../../errors.js';
 import type { Execution } from '../executions.js';
 import type { Scope } from '../../domain/scope.js';
@@ -38,6 +39,8 @@ export interface ScriptServices {
   readonly mailer: Mailer;
   /** The device servers' script-facing APIs (`mqtt`, `udp`, …); absent when that server is not running. */
   readonly devices: DeviceChannels;
+  /** The `prometheus` namespace's metrics; absent unless `IOTBRIDGE_SCRIPT_METRICS=true`. */
+  readonly scriptMetrics?: ScriptMetrics | undefined;
 }
 
 /** Runs in the service for a script: gets the script's arguments (JSON values), returns a JSON value; a throw becomes an Error in the script. */

@@ -70,6 +70,54 @@ export const BOOTSTRAP = `
       position: () => bit, remaining: () => total - bit, length: () => total, eof: () => bit >= total,
     });
   };
+  /** prometheus.Counter, Gauge and Histogram, shaped as prom-client's, over the service's define and update (namespaces/prometheus.ts). */
+  const prometheusClasses = (host) => {
+    const metrics = new WeakMap();
+    // (labels, value) or (value), as prom-client takes them; NaN and ±Infinity go as text (JSON would make them null) for the service to refuse.
+    const send = (metric, op, a, b) => {
+      const m = metrics.get(metric);
+      if (!m) throw new TypeError('prometheus: not a metric made with new');
+      const labeled = a !== null && typeof a === 'object', value = labeled ? b : a;
+      host.update(m.kind, m.name, op, typeof value === 'number' && !isFinite(value) ? String(value) : value, labeled ? a : undefined);
+    };
+    const child = (labels, methods) => {
+      if (labels === null || typeof labels !== 'object') throw new TypeError('prometheus: labels({name: value}) takes an object');
+      return Object.freeze(methods);
+    };
+    class Metric {
+      constructor(kind, options) {
+        const o = options !== null && typeof options === 'object' ? options : {};
+        host.define(kind, { name: o.name, help: o.help, labelNames: o.labelNames, buckets: o.buckets });
+        metrics.set(this, { kind, name: o.name });
+      }
+      get name() { return metrics.get(this).name; }
+      remove(labels) { send(this, 'remove', labels || {}); }
+      reset() { send(this, 'reset'); }
+    }
+    class Counter extends Metric {
+      constructor(options) { super('counter', options); }
+      inc(a, b) { send(this, 'inc', a, b); }
+      labels(l) { return child(l, { inc: (v) => send(this, 'inc', l, v) }); }
+    }
+    class Gauge extends Metric {
+      constructor(options) { super('gauge', options); }
+      set(a, b) { send(this, 'set', a, b); }
+      inc(a, b) { send(this, 'inc', a, b); }
+      dec(a, b) { send(this, 'dec', a, b); }
+      labels(l) { return child(l, { set: (v) => send(this, 'set', l, v), inc: (v) => send(this, 'inc', l, v), dec: (v) => send(this, 'dec', l, v) }); }
+    }
+    class Histogram extends Metric {
+      constructor(options) { super('histogram', options); }
+      observe(a, b) { send(this, 'observe', a, b); }
+      /** Returns end(labels?): observes the seconds since, and returns them. */
+      startTimer(labels) {
+        const start = Date.now();
+        return (more) => { const seconds = (Date.now() - start) / 1000; send(this, 'observe', Object.assign({}, labels, more), seconds); return seconds; };
+      }
+      labels(l) { return child(l, { observe: (v) => send(this, 'observe', l, v) }); }
+    }
+    return { Counter, Gauge, Histogram };
+  };
   for (const namespace of Object.keys(names)) {
     const target = {};
     for (const fn of names[namespace]) {
@@ -81,6 +129,7 @@ export const BOOTSTRAP = `
         return reply.value;
       };
     }
+    if (namespace === 'prometheus') Object.assign(target, prometheusClasses(target));
     if (namespace === 'convert') {
       target.binReader = binReader;
       target.bitReader = bitReader;

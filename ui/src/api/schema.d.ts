@@ -3029,7 +3029,7 @@ export interface paths {
                                      * @description Stable code, see docs/errors.md
                                      * @enum {unknown}
                                      */
-                                    code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_INTERNAL";
+                                    code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_INTERNAL";
                                     message: string;
                                     details?: unknown;
                                 };
@@ -5925,6 +5925,376 @@ export interface paths {
                             to: string;
                             runs: number;
                             failed: number;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Health per trigger, endpoint and service of the acting account: state, last activity, errors in a window
+         * @description Sorted, then cut at `limit`. Triggers and services are read whole; endpoints only as far as the sort needs (the first `limit` from an index, plus those with errors in the window): cheap on accounts of 100,000 endpoints. resolve=true embeds each object as its own GET answers it.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only these objects (trigger, endpoint, service): repeatable, or comma-separated; default all */
+                    object?: string[];
+                    /** @description -errors: the most errors first, ties by last activity (newest first); never-active objects come last in both activity orders */
+                    sort?: "-errors" | "errors" | "-lastActivity" | "lastActivity" | "name";
+                    limit?: number;
+                    /** @description Start of the error window; default 24 hours ago */
+                    since?: string;
+                    /** @description Embed the trigger, endpoint or service under its own name */
+                    resolve?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** @enum {unknown} */
+                                object: "trigger" | "endpoint" | "service";
+                                id: string;
+                                /** @description The trigger's or service's name; the endpoint's key */
+                                name: string;
+                                /** @description Endpoint: connected | unavailable. Trigger: enabled | disabled | library. Service: idle (no endpoints) | ok (all connected) | degraded (some unavailable) | down (none connected) */
+                                state: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Endpoint: lastSeenAt; trigger: its newest run's start; service: its endpoints' latest lastSeenAt
+                                 */
+                                lastActivity: string | null;
+                                /** @description In the window: a trigger's failed runs; an endpoint's recorded errors; a service's, its endpoints' errors */
+                                errors: number;
+                                /** @description Triggers: runs started in the window */
+                                runs?: number;
+                                /** @description Endpoints: their service */
+                                serviceId?: string;
+                                /** @description Services: their type */
+                                type?: string;
+                                /** @description Services: their endpoints per state */
+                                endpoints?: {
+                                    connected: number;
+                                    unavailable: number;
+                                };
+                                trigger?: {
+                                    id: string;
+                                    accountId: string;
+                                    name: string;
+                                    events: string[];
+                                    filters: {
+                                        /** @enum {unknown} */
+                                        type: "has-tag" | "missing-tag" | "has-status-detail" | "missing-status-detail" | "has-endpoint" | "one-of" | "contains" | "==" | "!=" | ">" | ">=" | "<=" | "<";
+                                        /** @description Dotted path into the event, e.g. data.temperature */
+                                        field?: string;
+                                        value?: unknown;
+                                        values?: unknown[];
+                                    }[];
+                                    script: string;
+                                    enabled: boolean;
+                                    library: boolean;
+                                    globals: {
+                                        [key: string]: {
+                                            value: unknown;
+                                            /**
+                                             * @description An import leaves the current value alone
+                                             * @default false
+                                             */
+                                            protected: boolean;
+                                        };
+                                    };
+                                    form: unknown;
+                                    version: number;
+                                    /** Format: date-time */
+                                    createdAt: string;
+                                    /** Format: date-time */
+                                    updatedAt: string;
+                                };
+                                endpoint?: {
+                                    id: string;
+                                    key: string;
+                                    serviceId: string;
+                                    accountId: string;
+                                    tags: string[];
+                                    statusDetails: {
+                                        [key: string]: unknown;
+                                    };
+                                    parameters: {
+                                        [key: string]: unknown;
+                                    };
+                                    trace: boolean;
+                                    /** Format: date-time */
+                                    createdAt: string;
+                                    /** Format: date-time */
+                                    updatedAt: string;
+                                    /**
+                                     * @description Set by the device protocols: connected after a registration, connect or message; unavailable when it went silent or disconnected
+                                     * @enum {unknown}
+                                     */
+                                    state: "connected" | "unavailable";
+                                    /**
+                                     * Format: date-time
+                                     * @description When the device was last heard from
+                                     */
+                                    lastSeenAt: string | null;
+                                };
+                                service?: {
+                                    id: string;
+                                    accountId: string;
+                                    name: string;
+                                    /** @enum {unknown} */
+                                    type: "lwm2m" | "coap" | "mqtt" | "udp" | "tcp" | "lora" | "http";
+                                    /** @description Common options; protocol-specific options sit beside them */
+                                    options: {
+                                        /** @description Treat every LWM2M device as in queue mode; reapplied on each registration update (default false) */
+                                        forceQueueMode?: boolean;
+                                        /**
+                                         * @description What a keep-alive does (default statusDetail)
+                                         * @enum {unknown}
+                                         */
+                                        keepAliveMode?: "do-nothing" | "statusDetail" | "touch" | "event";
+                                        /** @description Largest CoAP payload sent before block-wise transfer is used (default 1024) */
+                                        coapMaxMessageSize?: number;
+                                        /**
+                                         * @description LwM2M: the content format requests to devices use first when the caller names none (default: what each device announced; see docs/lwm2m.md "Content formats")
+                                         * @enum {unknown}
+                                         */
+                                        preferredFormat?: "tlv" | "senml-cbor" | "senml-json" | "json" | "cbor" | "text";
+                                        /** @description LwM2M/CoAP: accept devices over plain CoAP, without DTLS (default true; unsafe: anyone who knows an endpoint name can speak for it) */
+                                        allowNoSec?: boolean;
+                                        /** @description LwM2M/CoAP over DTLS: PEM CA certificates that issue the certificates of devices in X.509 mode (docs/dtls.md) */
+                                        trustedCertificates?: string[];
+                                        /** @description LwM2M: the host name or address the service's devices reach this service at, put into FOTA Package URIs (default IOTBRIDGE_PUBLIC_HOST; docs/fota.md) */
+                                        publicHost?: string;
+                                        /** @description LwM2M: the bootstrap configuration of the service's devices that have none of their own (PUT /endpoints/{ref}/bootstrap) */
+                                        bootstrap?: {
+                                            /** @description The LwM2M Server Accounts to write */
+                                            servers: {
+                                                /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                                uri: string;
+                                                /** @description Short Server ID, unique in the configuration */
+                                                shortServerId: number;
+                                                /** @description Registration lifetime in seconds (default 300) */
+                                                lifetime?: number;
+                                                /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
+                                                binding?: string;
+                                                /**
+                                                 * @description nosec, or psk with pskIdentity and pskKey
+                                                 * @enum {unknown}
+                                                 */
+                                                securityMode: "nosec" | "psk" | "x509";
+                                                /** @description PSK identity (psk only), at most 128 bytes of UTF-8 */
+                                                pskIdentity?: string;
+                                                /** @description PSK (psk only) in hex, 1 to 64 bytes */
+                                                pskKey?: string;
+                                                /** @description x509 only: the device's certificate (PEM, EC P-256), written to Security resource 3 */
+                                                certificate?: string;
+                                                /** @description x509 only: the device's private key (PEM), written to resource 5 as PKCS#8 DER; write-only */
+                                                privateKey?: string;
+                                                /** @description Notification Storing When Disabled or Offline (default true) */
+                                                notificationStoring?: boolean;
+                                                /** @description Default Minimum Period, seconds */
+                                                defaultMinPeriod?: number;
+                                                /** @description Default Maximum Period, seconds */
+                                                defaultMaxPeriod?: number;
+                                            }[];
+                                            /** @description Server Object Instance id of the first server; server i gets serverInstance + i (default 1) */
+                                            serverInstance?: number;
+                                            /** @description Security Object Instance id of the first server; server i gets securityInstance + i (default 1) */
+                                            securityInstance?: number;
+                                            /**
+                                             * @description One Bootstrap-Write per object instance (default) or per resource
+                                             * @enum {unknown}
+                                             */
+                                            writeAs?: "instances" | "resources";
+                                            /**
+                                             * @description Content format of the writes; default: the pct of the Bootstrap-Request when SenML JSON, SenML CBOR or TLV, else TLV. text writes one resource per request
+                                             * @enum {unknown}
+                                             */
+                                            writeEncoding?: "tlv" | "text" | "senml_cbor" | "senml_json";
+                                            tuning?: {
+                                                /** @description Write no Security instance for NoSec servers, and keep /0 (no Bootstrap-Delete of /0): the device keeps the NoSec records it has (default false) */
+                                                dontWriteNoSecSecRecs?: boolean;
+                                            };
+                                            /** @description Bootstrap-Delete /0 and /1 before writing (default true); the Bootstrap-Server account itself is never deleted */
+                                            deleteFirst?: boolean;
+                                        } | (never | null);
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** Format: date-time */
+                                    createdAt: string;
+                                    /** Format: date-time */
+                                    updatedAt: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which user-defined keys the acting account's objects use, and how many objects use each
+         * @description Endpoints: statusDetails.<key>, parameters.<key>, storage.<name>, tags.<name>; services: options.<key>; triggers: globals.<name> (top-level keys). Answered from a census kept in memory per account, computed in the background: `computedAt` says when it began; a census older than IOTBRIDGE_METRICS_FIELDS_MAX_AGE_SECONDS (default 60) is answered and refreshed behind the answer.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only these objects (endpoint, service, trigger): repeatable, or comma-separated; default all */
+                    object?: string[];
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** @enum {unknown} */
+                                object: "endpoint" | "service" | "trigger";
+                                field: string;
+                                count: number;
+                            }[];
+                            /** Format: date-time */
+                            computedAt: string;
+                            /** @description The account uses more distinct fields than a census keeps (10,000): some are missing */
+                            truncated: boolean;
                         };
                     };
                 };
@@ -10595,6 +10965,31 @@ export interface paths {
                                 retentionDays: number;
                                 /** @description GET /reports/{ref}: how many entries it holds */
                                 entries?: number;
+                                /** @description Mail the period's entries as a CSV attachment at the end of every period (needs the service's SMTP server) */
+                                schedule: {
+                                    /**
+                                     * @description The period each mail covers; it is sent when the period ends
+                                     * @enum {unknown}
+                                     */
+                                    every: "hour" | "day" | "week" | "month";
+                                    /** @description HH:MM UTC when a day, week or month ends (default 00:00); for `hour` only the minutes count */
+                                    at?: string;
+                                    /** @description For `week`: the ISO weekday it ends on, 1 Monday (default) to 7 Sunday */
+                                    weekday?: number;
+                                    recipients: string[];
+                                    /** @description Start the CSV with a UTF-8 BOM for spreadsheet programs (default false) */
+                                    bom?: boolean;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the schedule mails the report next
+                                 */
+                                nextSendAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the schedule last mailed it
+                                 */
+                                lastSentAt: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
@@ -10672,6 +11067,21 @@ export interface paths {
                         }[];
                         /** @description Default 90; 0 keeps entries forever */
                         retentionDays?: number;
+                        /** @description null stops the mailing */
+                        schedule?: {
+                            /**
+                             * @description The period each mail covers; it is sent when the period ends
+                             * @enum {unknown}
+                             */
+                            every: "hour" | "day" | "week" | "month";
+                            /** @description HH:MM UTC when a day, week or month ends (default 00:00); for `hour` only the minutes count */
+                            at?: string;
+                            /** @description For `week`: the ISO weekday it ends on, 1 Monday (default) to 7 Sunday */
+                            weekday?: number;
+                            recipients: string[];
+                            /** @description Start the CSV with a UTF-8 BOM for spreadsheet programs (default false) */
+                            bom?: boolean;
+                        } | (never | null);
                     };
                 };
             };
@@ -10696,6 +11106,31 @@ export interface paths {
                             retentionDays: number;
                             /** @description GET /reports/{ref}: how many entries it holds */
                             entries?: number;
+                            /** @description Mail the period's entries as a CSV attachment at the end of every period (needs the service's SMTP server) */
+                            schedule: {
+                                /**
+                                 * @description The period each mail covers; it is sent when the period ends
+                                 * @enum {unknown}
+                                 */
+                                every: "hour" | "day" | "week" | "month";
+                                /** @description HH:MM UTC when a day, week or month ends (default 00:00); for `hour` only the minutes count */
+                                at?: string;
+                                /** @description For `week`: the ISO weekday it ends on, 1 Monday (default) to 7 Sunday */
+                                weekday?: number;
+                                recipients: string[];
+                                /** @description Start the CSV with a UTF-8 BOM for spreadsheet programs (default false) */
+                                bom?: boolean;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description When the schedule mails the report next
+                             */
+                            nextSendAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the schedule last mailed it
+                             */
+                            lastSentAt: string | null;
                             /** Format: date-time */
                             createdAt: string;
                             /** Format: date-time */
@@ -10796,6 +11231,31 @@ export interface paths {
                             retentionDays: number;
                             /** @description GET /reports/{ref}: how many entries it holds */
                             entries?: number;
+                            /** @description Mail the period's entries as a CSV attachment at the end of every period (needs the service's SMTP server) */
+                            schedule: {
+                                /**
+                                 * @description The period each mail covers; it is sent when the period ends
+                                 * @enum {unknown}
+                                 */
+                                every: "hour" | "day" | "week" | "month";
+                                /** @description HH:MM UTC when a day, week or month ends (default 00:00); for `hour` only the minutes count */
+                                at?: string;
+                                /** @description For `week`: the ISO weekday it ends on, 1 Monday (default) to 7 Sunday */
+                                weekday?: number;
+                                recipients: string[];
+                                /** @description Start the CSV with a UTF-8 BOM for spreadsheet programs (default false) */
+                                bom?: boolean;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description When the schedule mails the report next
+                             */
+                            nextSendAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the schedule last mailed it
+                             */
+                            lastSentAt: string | null;
                             /** Format: date-time */
                             createdAt: string;
                             /** Format: date-time */
@@ -10945,6 +11405,21 @@ export interface paths {
                         }[];
                         /** @description Default 90; 0 keeps entries forever */
                         retentionDays?: number;
+                        /** @description null stops the mailing */
+                        schedule?: {
+                            /**
+                             * @description The period each mail covers; it is sent when the period ends
+                             * @enum {unknown}
+                             */
+                            every: "hour" | "day" | "week" | "month";
+                            /** @description HH:MM UTC when a day, week or month ends (default 00:00); for `hour` only the minutes count */
+                            at?: string;
+                            /** @description For `week`: the ISO weekday it ends on, 1 Monday (default) to 7 Sunday */
+                            weekday?: number;
+                            recipients: string[];
+                            /** @description Start the CSV with a UTF-8 BOM for spreadsheet programs (default false) */
+                            bom?: boolean;
+                        } | (never | null);
                     };
                 };
             };
@@ -10969,6 +11444,31 @@ export interface paths {
                             retentionDays: number;
                             /** @description GET /reports/{ref}: how many entries it holds */
                             entries?: number;
+                            /** @description Mail the period's entries as a CSV attachment at the end of every period (needs the service's SMTP server) */
+                            schedule: {
+                                /**
+                                 * @description The period each mail covers; it is sent when the period ends
+                                 * @enum {unknown}
+                                 */
+                                every: "hour" | "day" | "week" | "month";
+                                /** @description HH:MM UTC when a day, week or month ends (default 00:00); for `hour` only the minutes count */
+                                at?: string;
+                                /** @description For `week`: the ISO weekday it ends on, 1 Monday (default) to 7 Sunday */
+                                weekday?: number;
+                                recipients: string[];
+                                /** @description Start the CSV with a UTF-8 BOM for spreadsheet programs (default false) */
+                                bom?: boolean;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description When the schedule mails the report next
+                             */
+                            nextSendAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When the schedule last mailed it
+                             */
+                            lastSentAt: string | null;
                             /** Format: date-time */
                             createdAt: string;
                             /** Format: date-time */
@@ -11023,6 +11523,117 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/reports/{ref}/mail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail the report as CSV now
+         * @description Default period: the schedule's last full period, or the last 24 hours; default recipients: the schedule's. The CSV is cut at 10 MiB (the mail says so).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Report id or name */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        recipients?: string[];
+                        /**
+                         * Format: date-time
+                         * @description Inclusive
+                         */
+                        from?: string;
+                        /**
+                         * Format: date-time
+                         * @description Exclusive
+                         */
+                        to?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            recipients: string[];
+                            /** Format: date-time */
+                            from: string;
+                            /** Format: date-time */
+                            to: string;
+                            rows: number;
+                            truncated: boolean;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/reports/{ref}/entries": {
@@ -12336,6 +12947,235 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's log entries, newest first; a search that runs out of time answers what it found with partial: true */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Inclusive */
+                    from?: string;
+                    /** @description Exclusive */
+                    to?: string;
+                    /** @description This level and the more severe ones (error > warn > info > debug) */
+                    level?: "error" | "warn" | "info" | "debug";
+                    /** @description One or more sources (repeat the parameter) */
+                    source?: ("script" | "api" | "device" | "audit" | "alert")[];
+                    /** @description Case-insensitive substring of the message */
+                    text?: string;
+                    /** @description Endpoint id, or k.<key> (entries of every endpoint with that key) */
+                    endpoint?: string;
+                    /** @description Trigger id */
+                    trigger?: string;
+                    limit?: number;
+                    /** @description Milliseconds the search may take */
+                    timeout?: number;
+                    /** @description The `next` of the previous answer */
+                    next?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** @description Unique; entries are listed newest first */
+                                id: string;
+                                /** Format: date-time */
+                                time: string;
+                                /** @enum {unknown} */
+                                level: "error" | "warn" | "info" | "debug";
+                                /** @description script, api, device, audit, alert */
+                                source: string;
+                                message: string;
+                                endpointId: string | null;
+                                endpointKey: string | null;
+                                triggerId: string | null;
+                                /** @description Ids and codes of the entry (execution, principal, status) */
+                                data: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            /** @description The time ran out before every entry in the range was looked at */
+                            partial: boolean;
+                            /**
+                             * Format: date-time
+                             * @description How far back the search looked; null: the whole log
+                             */
+                            searchedTo: string | null;
+                            /** @description Pass as next= to go on (after the limit, or where the time ran out); null when nothing is left */
+                            next: string | null;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/log/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The same entries as CSV, streamed newest first: time, level, source, endpointKey, triggerId, message */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Inclusive */
+                    from?: string;
+                    /** @description Exclusive */
+                    to?: string;
+                    /** @description This level and the more severe ones (error > warn > info > debug) */
+                    level?: "error" | "warn" | "info" | "debug";
+                    /** @description One or more sources (repeat the parameter) */
+                    source?: ("script" | "api" | "device" | "audit" | "alert")[];
+                    /** @description Case-insensitive substring of the message */
+                    text?: string;
+                    /** @description Endpoint id, or k.<key> (entries of every endpoint with that key) */
+                    endpoint?: string;
+                    /** @description Trigger id */
+                    trigger?: string;
+                    /** @description Rows at most; absent: every matching entry */
+                    limit?: number;
+                    /** @description Start with a UTF-8 BOM (spreadsheet programs) */
+                    bom?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The CSV, streamed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/endpoints/{ref}/fota": {
@@ -14068,7 +14908,7 @@ export interface components {
                  * @description Stable code, see docs/errors.md
                  * @enum {unknown}
                  */
-                code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_INTERNAL";
+                code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_INTERNAL";
                 message: string;
                 details?: unknown;
             };

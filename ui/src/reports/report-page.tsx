@@ -9,6 +9,7 @@ import { href } from '../router/hash-location';
 import { useSession } from '../session/session';
 import { ReportEntries } from './report-entries';
 import { readEntryQuery } from './report-query';
+import { ReportScheduleForm } from './report-schedule-form';
 import { ReportSettingsForm } from './report-settings-form';
 import { retentionText, type Report } from './report-types';
 import './reports.css';
@@ -17,7 +18,7 @@ const COUNT = new Intl.NumberFormat('en');
 
 /**
  * `#/reports/<id>`: one report (`GET /reports/{ref}`): its fields and columns, name / description / retention
- * edited (`PATCH`), its entries a page at a time within a time range, and the CSV of that range.
+ * and the e-mail schedule edited (`PATCH`), its entries a page at a time within a time range, and the CSV of that range.
  */
 export function ReportPage({ id, search }: { readonly id: string; readonly search: URLSearchParams }) {
   const { api } = useSession();
@@ -52,7 +53,10 @@ export function ReportPage({ id, search }: { readonly id: string; readonly searc
               <ReportFields report={report} />
               <ReportColumns report={report} />
             </div>
-            <ReportSettingsForm key={report.updatedAt} report={report} onSaved={setSaved} />
+            <div className="rep-forms">
+              <ReportSettingsForm key={report.updatedAt} report={report} onSaved={setSaved} />
+              <ReportScheduleForm key={`schedule-${report.updatedAt}`} report={report} onSaved={setSaved} />
+            </div>
           </div>
           <ReportEntries report={report} query={query} />
         </>
