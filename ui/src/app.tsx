@@ -1,3 +1,6 @@
+import { AlertPage } from './alerts/alert-page';
+import { AlertsPage } from './alerts/alerts-page';
+import { AlertRulesPage } from './alerts/rules-page';
 import { DashboardPage } from './dashboard/dashboard-page';
 import { EndpointPage } from './endpoints/endpoint-page';
 import { EndpointsPage } from './endpoints/endpoints-page';
@@ -5,10 +8,12 @@ import { FilePage } from './files/file-page';
 import { FilesPage } from './files/files-page';
 import { FotaJobPage } from './fota/fota-job-page';
 import { FotaPage } from './fota/fota-page';
+import { HealthPage } from './health/health-page';
 import { HistoryPage } from './history/history-page';
 import { AppShell } from './layout/app-shell';
 import { LocationServicesPage } from './location/location-services-page';
 import { MapRoute } from './location/map-route';
+import { LogsPage } from './logs/logs-page';
 import { ReportPage } from './reports/report-page';
 import { ReportsPage } from './reports/reports-page';
 import { useHashLocation, type HashLocation } from './router/hash-location';
@@ -62,6 +67,16 @@ function Page({ location }: { readonly location: HashLocation }) {
       return <ReportsPage />;
     case 'report':
       return <ReportPage key={route.id} id={route.id} search={search} />;
+    case 'alerts':
+      return <AlertsPage search={search} />;
+    case 'alert':
+      return <AlertPage key={route.id} id={route.id} />;
+    case 'alert-rules':
+      return <AlertRulesPage search={search} />;
+    case 'logs':
+      return <LogsPage search={search} />;
+    case 'health':
+      return <HealthPage search={search} />;
     case 'users':
       return <UsersPage search={search} />;
     case 'super':

@@ -17,6 +17,9 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { path: '/map', label: 'Map' },
   { path: '/location', label: 'Location' },
   { path: '/reports', label: 'Reports' },
+  { path: '/alerts', label: 'Alerts' },
+  { path: '/logs', label: 'Logs' },
+  { path: '/health', label: 'Health' },
   { path: '/users', label: 'Users & tokens' },
 ];
 

@@ -18,6 +18,11 @@ export type Route =
   | { readonly page: 'location' }
   | { readonly page: 'reports' }
   | { readonly page: 'report'; readonly id: string }
+  | { readonly page: 'alerts' }
+  | { readonly page: 'alert'; readonly id: string }
+  | { readonly page: 'alert-rules' }
+  | { readonly page: 'logs' }
+  | { readonly page: 'health' }
   | { readonly page: 'users' }
   | { readonly page: 'super' }
   | { readonly page: 'not-found' };
@@ -33,6 +38,9 @@ const SECTIONS = {
   map: (id?: string): Route => (id === undefined ? { page: 'map' } : { page: 'not-found' }),
   location: (id?: string): Route => (id === undefined ? { page: 'location' } : { page: 'not-found' }),
   reports: (id?: string): Route => (id === undefined ? { page: 'reports' } : { page: 'report', id }),
+  alerts: (id?: string): Route => (id === undefined ? { page: 'alerts' } : id === 'rules' ? { page: 'alert-rules' } : { page: 'alert', id }),
+  logs: (id?: string): Route => (id === undefined ? { page: 'logs' } : { page: 'not-found' }),
+  health: (id?: string): Route => (id === undefined ? { page: 'health' } : { page: 'not-found' }),
   users: (id?: string): Route => (id === undefined ? { page: 'users' } : { page: 'not-found' }),
   super: (id?: string): Route => (id === undefined ? { page: 'super' } : { page: 'not-found' }),
 } as const satisfies Record<string, (id?: string) => Route>;
@@ -86,3 +94,11 @@ export function fotaJobPath(id: string): string {
 export function reportPath(id: string): string {
   return `/reports/${encodeURIComponent(id)}`;
 }
+
+/** The fragment path of one alert (by id). */
+export function alertPath(id: string): string {
+  return `/alerts/${encodeURIComponent(id)}`;
+}
+
+/** The alert rules and their form (`?edit=<id>` edits one). */
+export const ALERT_RULES_PATH = '/alerts/rules';
