@@ -36,6 +36,11 @@ import { Registry } from 'prom-client';
 import { deviceQueueDepths } from './observability/queue-depths.js';
 import { ScriptMetrics } from './observability/script-metrics.js';
 import { ServiceMetrics } from './observability/service-metrics.js';
+import { limitEndpoints } from './licence/endpoint-limit.js';
+import { trustedKeys } from './licence/keys.js';
+import { Licence, LICENCE_STATE_CODES } from './licence/licence.js';
+import { createOidcSignIn } from './oidc/setup.js';
+import { SqlOidcStore } from './store/oidc-store.js';
 
 export interface Started {
   /** Bound ports by server name, e.g. `{ http: 8080 }` (the real port when 0 was asked for). */
@@ -62,17 +67,23 @@ export class IotBridge {
   #endpointIndex: EndpointIndexJob | undefined;
   #scripts: WorkerPool | undefined;
   #presence: DevicePresence | undefined;
+  #licence: Licence | undefined;
   #deviceServers: DeviceServer[] = [];
   readonly #channels: DeviceChannels = {};
   #ready = false;
 
   readonly #beforeBusStart: ((bus: EventBus) => void | Promise<void>) | undefined;
+  readonly #clock: (() => number) | undefined;
 
-  /** `beforeBusStart` lets consumers subscribe before queued events from the last run are dispatched. */
-  constructor(config: Config, logger: Logger = createLogger(config.logLevel), options: { beforeBusStart?: (bus: EventBus) => void | Promise<void> } = {}) {
+  /**
+   * `beforeBusStart` lets consumers subscribe before queued events from the last run are dispatched; `clock`
+   * (epoch ms) is the time the licence is judged at, so tests move it instead of waiting.
+   */
+  constructor(config: Config, logger: Logger = createLogger(config.logLevel), options: { beforeBusStart?: (bus: EventBus) => void | Promise<void>; clock?: () => number } = {}) {
     this.config = config;
     this.logger = logger;
     this.#beforeBusStart = options.beforeBusStart;
+    this.#clock = options.clock;
   }
 
   get domain(): Domain {
@@ -89,6 +100,12 @@ export class IotBridge {
   /** What the device servers offer scripts and the API (LwM2M device management, `udp.send`, …). */
   get devices(): DeviceChannels {
     return this.#channels;
+  }
+
+  /** The private-instance licence: its state (`off` unless `IOTBRIDGE_LICENSING`), installing one. */
+  get licence(): Licence {
+    if (!this.#licence) throw new Error('IotBridge is not started');
+    return this.#licence;
   }
 
   /** The event bus: consumers (the trigger engine, tests) subscribe here. */
@@ -113,7 +130,12 @@ export class IotBridge {
     const applied = await migrateToLatest(database);
     logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
 
-    const stores = sqlStores(database, { dataDir: config.dataDir });
+    const sql = sqlStores(database, { dataDir: config.dataDir });
+    const licence = new Licence({ required: config.licensing, store: sql.licence, keys: trustedKeys(config.licencePublicKeys), clock: this.#clock, logger });
+    this.#licence = licence;
+    await licence.start(config.licenceFile);
+    // A licence's maxEndpoints is checked wherever endpoints are created; without licensing nothing is wrapped.
+    const stores = config.licensing ? { ...sql, endpoints: limitEndpoints(sql.endpoints, licence) } : sql;
     // Execution records of handled events are durable before the cursor passes them: the embedded hot path
     // commits them in order, the other stores are waited for.
     const recordsBeforeCursor = stores.executions.recordOne ? undefined : () => domain.executions.flush();
@@ -130,6 +152,7 @@ export class IotBridge {
     this.#domain = domain;
     domain.logs.watch((problem, detail) => logger.warn(detail, problem));
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
+    const oidc = await createOidcSignIn(config, { domain, store: new SqlOidcStore(database.db), rootAccountId, logger });
     const internalCalls = new InternalCalls();
     const presence = new DevicePresence(domain, stores.endpoints, bus, { logger });
     this.#presence = presence;
@@ -155,6 +178,7 @@ export class IotBridge {
       namespaces: SERVICE_NAMESPACES,
       wallTimeoutMs: config.scriptWallTimeoutMs,
       logger,
+      runs: () => licence.processing,
     });
     engine.attach(bus);
     bus.subscribe((event) => domain.alerts.evaluate(event));
@@ -169,6 +193,7 @@ export class IotBridge {
       deviceQueues: () => deviceQueueDepths(database.db),
       dialect: database.dialect,
       onQuery: (listener) => database.onQuery(listener),
+      licenceState: () => LICENCE_STATE_CODES[licence.status().state],
     }, metricsRegistry);
     // LwM2M object registry: shipped definitions plus every account's uploads, read once here.
     const objects = new ObjectRegistry({ store: stores.objectModels });
@@ -202,7 +227,7 @@ export class IotBridge {
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
     sendGuard.addOwnPorts(Object.values(ports));
 
-    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, uiDir: config.uiDir, metrics });
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, uiDir: config.uiDir, metrics, licence, oidc });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
     sendGuard.addOwnPorts([ports.http]);
@@ -220,6 +245,7 @@ export class IotBridge {
   /** Stops accepting work, lets requests in flight finish, then closes storage. */
   async stop(): Promise<void> {
     this.#ready = false;
+    this.#licence?.stop();
     await this.#retention?.stop();
     await this.#alertWatch?.stop();
     await this.#domain?.reportMailer.stop();

@@ -68,6 +68,8 @@ export interface Config {
   readonly dataDir: string;
   /** Largest file `POST /file/upload` and `PUT /file/{name}/content` accept (bytes); over it: 413, nothing stored. `IOTBRIDGE_FILE_MAX_BYTES`, default 64 MiB. */
   readonly fileMaxBytes: number;
+  /** Largest document `POST /imex/import` and `/import` accept (bytes); over it: 413, nothing imported. `IOTBRIDGE_IMPORT_MAX_BYTES`, default 256 MiB. */
+  readonly importMaxBytes: number;
   /**
    * Host name (or address) devices use to reach this service, put into the URLs they are sent (download links,
    * FOTA Package URIs). `IOTBRIDGE_PUBLIC_HOST`, default unset: the address the device's request came to.
@@ -159,6 +161,36 @@ export interface Config {
    * package; without an `index.html` there, `/` answers a page that says to build it.
    */
   readonly uiDir: string;
+  /**
+   * The private-instance licence (docs/admin.md "Licence"): `IOTBRIDGE_LICENSING`, default false (open source: no
+   * licence, nothing changes). When true, a 7-day grace period starts at the first start; after it, without a
+   * valid licence, triggers stop running.
+   */
+  readonly licensing: boolean;
+  /**
+   * Keys trusted to sign licences besides the vendor's built-in one: PEM or base64 SPKI, comma-separated, or file
+   * paths. Whoever sets it licenses the installation themselves. `IOTBRIDGE_LICENCE_PUBLIC_KEYS`, default none.
+   */
+  readonly licencePublicKeys: readonly string[];
+  /** A licence file installed at start (unless the stored licence runs as long or longer). `IOTBRIDGE_LICENCE_FILE`. */
+  readonly licenceFile: string | undefined;
+  /**
+   * External sign-in with OpenID Connect (docs/admin.md "External sign-in (OIDC)"): the provider's issuer URL
+   * (https; http only on a loopback host). `IOTBRIDGE_OIDC_ISSUER`, default unset: off. With it:
+   * `IOTBRIDGE_OIDC_CLIENT_ID` (required), `IOTBRIDGE_OIDC_CLIENT_SECRET` (unset: a public client, PKCE only),
+   * `IOTBRIDGE_OIDC_MODE` (`domain` | `organization`; unset: the mapping's `mode`), `IOTBRIDGE_OIDC_SCOPES` (default
+   * `openid email profile`), `IOTBRIDGE_OIDC_REDIRECT_URL` (default: the request's own `/auth/oidc/callback`),
+   * `IOTBRIDGE_OIDC_MAPPING` (a JSON mapping file; unset: the one set with `PUT /auth/oidc/mapping`) and
+   * `IOTBRIDGE_OIDC_NAME` (the label of the UI's sign-in button, default `OpenID Connect`).
+   */
+  readonly oidcIssuer: string | undefined;
+  readonly oidcClientId: string | undefined;
+  readonly oidcClientSecret: string | undefined;
+  readonly oidcMode: 'domain' | 'organization' | undefined;
+  readonly oidcScopes: string;
+  readonly oidcRedirectUrl: string | undefined;
+  readonly oidcMapping: string | undefined;
+  readonly oidcName: string;
 }
 
 /** `dist/ui` of this package, from src/ (run from source) and from dist/src/ (built) alike. */
@@ -179,6 +211,7 @@ export const DEFAULTS = {
   endpointSendRate: 100,
   endpointSendBytes: 1_048_576,
   fileMaxBytes: 64 * 1024 * 1024,
+  importMaxBytes: 256 * 1024 * 1024,
   accountSendRate: 1000,
   accountSendBytes: 10_485_760,
   dataDir: './data',
@@ -198,6 +231,9 @@ export const DEFAULTS = {
   metricsFieldsMaxAgeSeconds: 60,
   prometheusHost: '127.0.0.1',
   scriptMetrics: false,
+  licensing: false,
+  oidcScopes: 'openid email profile',
+  oidcName: 'OpenID Connect',
   scriptMetricsMax: 50,
   scriptMetricsSeriesMax: 1000,
   executionRetentionDays: 30,
@@ -239,6 +275,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   accountSendBytes: 'IOTBRIDGE_ACCOUNT_SEND_BYTES',
   dataDir: 'IOTBRIDGE_DATA_DIR',
   fileMaxBytes: 'IOTBRIDGE_FILE_MAX_BYTES',
+  importMaxBytes: 'IOTBRIDGE_IMPORT_MAX_BYTES',
   publicHost: 'IOTBRIDGE_PUBLIC_HOST',
   databaseUrl: 'IOTBRIDGE_DATABASE_URL',
   adminToken: 'IOTBRIDGE_ADMIN_TOKEN',
@@ -274,6 +311,17 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   smtpFrom: 'IOTBRIDGE_SMTP_FROM',
   logLevel: 'IOTBRIDGE_LOG_LEVEL',
   uiDir: 'IOTBRIDGE_UI_DIR',
+  licensing: 'IOTBRIDGE_LICENSING',
+  licencePublicKeys: 'IOTBRIDGE_LICENCE_PUBLIC_KEYS',
+  licenceFile: 'IOTBRIDGE_LICENCE_FILE',
+  oidcIssuer: 'IOTBRIDGE_OIDC_ISSUER',
+  oidcClientId: 'IOTBRIDGE_OIDC_CLIENT_ID',
+  oidcClientSecret: 'IOTBRIDGE_OIDC_CLIENT_SECRET',
+  oidcMode: 'IOTBRIDGE_OIDC_MODE',
+  oidcScopes: 'IOTBRIDGE_OIDC_SCOPES',
+  oidcRedirectUrl: 'IOTBRIDGE_OIDC_REDIRECT_URL',
+  oidcMapping: 'IOTBRIDGE_OIDC_MAPPING',
+  oidcName: 'IOTBRIDGE_OIDC_NAME',
 };
 
 export class ConfigError extends Error {}
@@ -328,6 +376,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     accountSendBytes: integer(merged, 'accountSendBytes', 1, 2 ** 31 - 1),
     dataDir: path.resolve(optionalString(merged, 'dataDir') ?? DEFAULTS.dataDir),
     fileMaxBytes: integer(merged, 'fileMaxBytes', 0, Number.MAX_SAFE_INTEGER),
+    importMaxBytes: integer(merged, 'importMaxBytes', 1024, Number.MAX_SAFE_INTEGER),
     publicHost: optionalString(merged, 'publicHost'),
     databaseUrl,
     adminToken,
@@ -363,7 +412,50 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpFrom: optionalString(merged, 'smtpFrom') ?? DEFAULTS.smtpFrom,
     logLevel: optionalString(merged, 'logLevel') ?? DEFAULTS.logLevel,
     uiDir: path.resolve(optionalString(merged, 'uiDir') ?? DEFAULT_UI_DIR),
+    licensing: flag(merged, 'licensing'),
+    licencePublicKeys: licencePublicKeys(merged.licencePublicKeys),
+    licenceFile: optionalString(merged, 'licenceFile'),
+    ...oidc(merged),
   };
+}
+
+type OidcFields = 'oidcIssuer' | 'oidcClientId' | 'oidcClientSecret' | 'oidcMode' | 'oidcScopes' | 'oidcRedirectUrl' | 'oidcMapping' | 'oidcName';
+
+/** External sign-in: off without an issuer; with one, a client id, a known mode and the `openid` scope are needed. */
+function oidc(source: Source): Pick<Config, OidcFields> {
+  const issuer = optionalString(source, 'oidcIssuer');
+  const mode = optionalString(source, 'oidcMode');
+  const scopes = (optionalString(source, 'oidcScopes') ?? DEFAULTS.oidcScopes).split(/[\s,]+/).filter((scope) => scope !== '');
+  const fields = {
+    oidcIssuer: issuer,
+    oidcClientId: optionalString(source, 'oidcClientId'),
+    oidcClientSecret: optionalString(source, 'oidcClientSecret'),
+    oidcMode: mode as Config['oidcMode'],
+    oidcScopes: scopes.join(' '),
+    oidcRedirectUrl: optionalString(source, 'oidcRedirectUrl'),
+    oidcMapping: optionalString(source, 'oidcMapping'),
+    oidcName: optionalString(source, 'oidcName') ?? DEFAULTS.oidcName,
+  };
+  if (mode !== undefined && mode !== 'domain' && mode !== 'organization') throw new ConfigError(`${ENV_NAMES.oidcMode} must be domain or organization`);
+  if (issuer === undefined) return fields;
+  if (!isHttpUrl(issuer, true)) throw new ConfigError(`${ENV_NAMES.oidcIssuer} must be an https:// URL (http:// only for a provider on localhost / a loopback address)`);
+  if (fields.oidcClientId === undefined) throw new ConfigError(`${ENV_NAMES.oidcIssuer} needs ${ENV_NAMES.oidcClientId}`);
+  if (!scopes.includes('openid')) throw new ConfigError(`${ENV_NAMES.oidcScopes} must include openid`);
+  if (fields.oidcRedirectUrl !== undefined && !isHttpUrl(fields.oidcRedirectUrl, false)) throw new ConfigError(`${ENV_NAMES.oidcRedirectUrl} must be an http(s):// URL`);
+  return fields;
+}
+
+/** An http(s) URL; with `secureUnlessLoopback`, plain http only towards a loopback host (a provider in tests or on the same machine). */
+function isHttpUrl(text: string, secureUnlessLoopback: boolean): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'https:') return true;
+  if (url.protocol !== 'http:') return false;
+  return !secureUnlessLoopback || ['localhost', '[::1]'].includes(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
 }
 
 /** Fastify's `trustProxy`: unset or false → none, true → any, a whole number → hops, else the address list. */
@@ -388,6 +480,14 @@ function outboundAllow(value: unknown): string[] {
     }
   }
   return list;
+}
+
+/** Comma-separated text (PEM blocks hold no commas) or a list, each a key or a file path (src/licence/keys.ts reads them). */
+function licencePublicKeys(value: unknown): string[] {
+  if (value === undefined || value === null || value === '') return [];
+  const entries = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : undefined;
+  if (!entries || entries.some((entry) => typeof entry !== 'string')) throw new ConfigError(`${ENV_NAMES.licencePublicKeys} must be comma-separated keys or key files`);
+  return (entries as string[]).map((entry) => entry.trim()).filter((entry) => entry !== '');
 }
 
 function readConfigFile(file: string): Source {

@@ -18,6 +18,11 @@ export const ERRORS = {
   IOTB_AUTH_FORBIDDEN: { status: 403, message: 'The token is not allowed to do this' },
   IOTB_AUTH_BUSY: { status: 503, message: 'Too many password checks are waiting; try again shortly' },
   IOTB_AUTH_LOGIN_THROTTLED: { status: 429, message: 'Too many failed sign-ins for this email from this address; try again later' },
+  IOTB_AUTH_OIDC_OFF: { status: 404, message: 'External sign-in (OpenID Connect) is not configured on this service' },
+  IOTB_AUTH_OIDC_STATE: { status: 400, message: 'This sign-in is unknown, already finished or older than 10 minutes: start it again' },
+  IOTB_AUTH_OIDC_PROVIDER: { status: 502, message: 'The identity provider did not complete the sign-in' },
+  IOTB_AUTH_OIDC_NO_ACCOUNT: { status: 403, message: 'Your identity maps to no account of this service: ask its operator to map your e-mail domain or organization' },
+  IOTB_AUTH_OIDC_MAPPING_FILE: { status: 409, message: 'The sign-in mapping comes from a file (IOTBRIDGE_OIDC_MAPPING): change the file instead' },
 
   // Accounts
   IOTB_ACCOUNT_NOT_FOUND: { status: 404, message: 'No such account' },
@@ -103,6 +108,8 @@ export const ERRORS = {
   IOTB_REPORT_NOT_FOUND: { status: 404, message: 'No such report in the account' },
   IOTB_REPORT_NAME_TAKEN: { status: 409, message: 'The account already has a report with this name' },
   IOTB_REPORT_LIMIT: { status: 409, message: 'The account has as many reports as it may have' },
+  IOTB_IMPORT_DOCUMENT: { status: 400, message: 'The body is not an import document' },
+  IOTB_IMPORT_JOB_NOT_FOUND: { status: 404, message: 'No such import job in the account' },
   IOTB_EMAIL_NOT_CONFIGURED: { status: 409, message: 'The service has no SMTP server to send mail with' },
 
   // Alerts
@@ -133,6 +140,11 @@ export const ERRORS = {
   IOTB_LWM2M_DEVICE_FORMAT: { status: 415, message: 'The device does not support the content format (CoAP 4.06 or 4.15)' },
   IOTB_LWM2M_DEVICE_ERROR: { status: 502, message: 'The device answered with an error or a payload that cannot be decoded' },
   IOTB_LWM2M_NOT_OBSERVED: { status: 404, message: 'There is no active observation of this path on the device' },
+
+  // Licence (private instances)
+  IOTB_LICENCE_INVALID: { status: 400, message: 'The licence is not valid (malformed, not signed by a trusted key, or expired)' },
+  IOTB_LICENCE_LIMIT: { status: 409, message: 'The licence allows no more endpoints' },
+  IOTB_LICENCE_OFF: { status: 409, message: 'Licensing is off on this installation (IOTBRIDGE_LICENSING): there is nothing to install' },
 
   // Platform
   IOTB_INTERNAL: { status: 500, message: 'Internal error' },

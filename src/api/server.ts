@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { DevicePresence } from '../devices/presence.js';
 import type { Domain } from '../domain/domain.js';
+import { Readable } from 'node:stream';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-depth.js';
 import { AppError, errorBody } from '../errors.js';
 import type { ServerCertificate } from '../dtls/server-certificate.js';
@@ -18,6 +19,8 @@ import { installErrorHandling } from './error-handler.js';
 import type { InternalCalls } from './internal-calls.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
+import { oidcRoutes } from './routes/oidc.js';
+import type { OidcSignIn } from '../oidc/oidc-sign-in.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
 import { objectRoutes } from './routes/objects.js';
@@ -32,6 +35,9 @@ import { locationRoutes } from './routes/location.js';
 import { reportRoutes } from './routes/reports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/logs.js';
+import { imexRoutes } from './routes/imex.js';
+import { addLicenceHeader, licenceRoutes } from './routes/licence.js';
+import type { Licence } from '../licence/licence.js';
 import { requestLogPlugin } from './request-log.js';
 import { prometheusRoutes } from './routes/prometheus.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
@@ -65,19 +71,25 @@ export interface HttpApiOptions {
   readonly trustProxy: boolean | number | string;
   /** The longest file upload, in bytes (`IOTBRIDGE_FILE_MAX_BYTES`). */
   readonly fileMaxBytes: number;
+  /** Largest import document (IOTBRIDGE_IMPORT_MAX_BYTES); default 256 MiB. */
+  readonly importMaxBytes?: number | undefined;
   /** What download link URLs are made of: `IOTBRIDGE_PUBLIC_HOST` and the bound ports by name (`http`, `coap`, `coaps`), read when a link is made. */
   readonly downloads?: { readonly publicHost: string | undefined; readonly ports: Readonly<Record<string, number>> } | undefined;
   /** The built web UI served at `/` (`IOTBRIDGE_UI_DIR`); unset: no UI routes. */
   readonly uiDir?: string | undefined;
   /** The operator's Prometheus metrics: every request is counted, `GET /metrics` serves them. */
   readonly metrics?: ServiceMetrics | undefined;
+  /** The private-instance licence: `GET`/`PUT /licence`, and its header on every response while in grace or expired. */
+  readonly licence?: Licence | undefined;
+  /** External sign-in (OpenID Connect); undefined when not configured: its routes answer 404. */
+  readonly oidc?: OidcSignIn | undefined;
 }
 
 /** The longest path segment the router accepts (see IOTB_REQUEST_PATH_TOO_LONG). */
 const MAX_PATH_PARAM = 2048;
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, uiDir, metrics }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, importMaxBytes, uiDir, metrics, licence, oidc }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -97,10 +109,12 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installErrorHandling(app);
+  if (licence) addLicenceHeader(app, licence);
   closeSilentConnectionsOnStop(app);
   // Storing JSON nested thousands deep overflowed the stack (500); it is refused as it comes in.
   app.addHook('preValidation', async (request) => {
-    if (nestsDeeperThan(request.body)) throw new AppError('IOTB_REQUEST_VALIDATION', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+    // A streamed body (an import document) is checked item by item as it is read.
+    if (!(request.body instanceof Readable) && nestsDeeperThan(request.body)) throw new AppError('IOTB_REQUEST_VALIDATION', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   });
 
   await app.register(swagger, {
@@ -133,6 +147,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(systemRoutes, { isReady });
   if (metrics) await app.register(prometheusRoutes, { metrics });
   await app.register(authRoutes, { domain });
+  await app.register(oidcRoutes, { oidc });
   await app.register(accountRoutes, { domain });
   await app.register(tokenRoutes, { domain });
   await app.register(userRoutes, { domain });
@@ -152,6 +167,8 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(reportRoutes, { domain });
   await app.register(alertRoutes, { domain });
   await app.register(logRoutes, { domain });
+  await app.register(imexRoutes, { domain, importMaxBytes: importMaxBytes ?? 256 * 1024 * 1024 });
+  if (licence) await app.register(licenceRoutes, { licence });
   await app.register(fotaRoutes, { devices });
   await app.register(coapsRoutes, { serverCertificate });
   await app.register(downloadRoutes, { domain, publicHost: downloads?.publicHost, ports: downloads?.ports ?? {} });

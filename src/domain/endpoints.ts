@@ -88,6 +88,12 @@ export interface EndpointStore {
   storagePut(endpointId: string, name: string, value: unknown, updatedAt: string): Promise<void>;
   storageDelete(endpointId: string, name: string): Promise<boolean>;
   storageList(endpointId: string): Promise<{ name: string; updatedAt: string }[]>;
+  /** The stored objects of several of the account's endpoints at once, by endpoint id (the export). */
+  storageOf(accountId: string, endpointIds: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
+  /** The service's endpoints among these keys (an import's look-up of a batch). */
+  byKeys(accountId: string, serviceId: string, keys: readonly string[]): Promise<Endpoint[]>;
+  /** Inserts endpoints in one transaction (an import's bulk mode): all of them, or none when one is refused. */
+  insertMany(endpoints: readonly Endpoint[]): Promise<void>;
   /** The endpoint's device password hash (`hashPassword` output) and when it was set; undefined when none is set. */
   passwordHash(endpointId: string): Promise<{ hash: string; updatedAt: string } | undefined>;
   /** Sets or replaces the endpoint's device password hash. */
@@ -152,7 +158,8 @@ const NAMED_STATUS_DETAILS: Record<string, (value: unknown) => boolean> = {
  * use the address presence records apart from the status details, and this keeps the report truthful too.
  * `secondsBeforeMissing` is the user's setting and stays writable.
  */
-const PLATFORM_STATUS_DETAILS = ['remoteAddr', 'lifetime', 'dateLastKeepAlive'] as const;
+/** Status details only the platform sets: an export leaves them out, an import never sets them. */
+export const PLATFORM_STATUS_DETAILS = ['remoteAddr', 'lifetime', 'dateLastKeepAlive'] as const;
 
 export const TAG_PATTERN = /^[^:\s][^:]{0,127}(:.{1,256})?$/;
 
@@ -167,21 +174,7 @@ export class Endpoints {
 
   async create(scope: Scope, input: EndpointInput): Promise<Endpoint> {
     await this.#services.get(scope, input.serviceId);
-    const now = new Date().toISOString();
-    const endpoint: Endpoint = {
-      id: newId(),
-      key: input.key,
-      serviceId: input.serviceId,
-      accountId: scope.accountId,
-      tags: checkedTags(input.tags ?? []),
-      statusDetails: checkedStatusDetails(replacedDetails({}, input.statusDetails ?? {})),
-      parameters: input.parameters ?? {},
-      trace: input.trace ?? false,
-      createdAt: now,
-      updatedAt: now,
-      state: 'unavailable',
-      lastSeenAt: null,
-    };
+    const endpoint = this.build(scope, input);
     await this.#store.insert(endpoint);
     return endpoint;
   }
@@ -287,6 +280,45 @@ export class Endpoints {
   async storageDelete(scope: Scope, ref: string, name: string, serviceId?: string): Promise<void> {
     const endpoint = await this.get(scope, ref, serviceId);
     if (!(await this.#store.storageDelete(endpoint.id, name))) throw new AppError('IOTB_ENDPOINT_STORAGE_NOT_FOUND');
+  }
+
+  /** The stored objects of the account's endpoints among `endpointIds`, by endpoint id. */
+  storageOf(scope: Scope, endpointIds: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+    return this.#store.storageOf(scope.accountId, endpointIds);
+  }
+
+  /**
+   * A new endpoint of the account checked as `create` checks it, not stored: an import's bulk mode builds a batch
+   * and stores it with `insertMany`. The service must be the account's (the caller checked it once).
+   */
+  build(scope: Scope, input: EndpointInput): Endpoint {
+    const now = new Date().toISOString();
+    return {
+      id: newId(),
+      key: input.key,
+      serviceId: input.serviceId,
+      accountId: scope.accountId,
+      tags: checkedTags(input.tags ?? []),
+      statusDetails: checkedStatusDetails(replacedDetails({}, input.statusDetails ?? {})),
+      parameters: input.parameters ?? {},
+      trace: input.trace ?? false,
+      createdAt: now,
+      updatedAt: now,
+      state: 'unavailable',
+      lastSeenAt: null,
+    };
+  }
+
+  /** The service's endpoints among `keys`, by key. */
+  async byKeys(scope: Scope, serviceId: string, keys: readonly string[]): Promise<Map<string, Endpoint>> {
+    const found = keys.length === 0 ? [] : await this.#store.byKeys(scope.accountId, serviceId, keys);
+    return new Map(found.map((endpoint) => [endpoint.key, endpoint]));
+  }
+
+  /** Stores endpoints `build` made, in one transaction: all or none. */
+  async insertMany(scope: Scope, endpoints: readonly Endpoint[]): Promise<void> {
+    if (endpoints.some((endpoint) => endpoint.accountId !== scope.accountId)) throw new AppError('IOTB_INTERNAL');
+    await this.#store.insertMany(endpoints);
   }
 
   async storageList(scope: Scope, ref: string, serviceId?: string): Promise<{ name: string; updatedAt: string }[]> {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { newId } from './ids.js';
 import type { Page, PageRequest } from './pagination.js';
@@ -138,6 +139,26 @@ export class Users {
     }
     this.#throttle.succeeded(address, normalised);
     return this.#tokens.createForUser(user, this.#tokenTtlSeconds);
+  }
+
+  /** The account's user with this id or e-mail, for a sign-in that proved who the person is elsewhere (src/oidc/). */
+  async findForSignIn(accountId: string, by: { id: string } | { email: string }): Promise<User | undefined> {
+    const user = 'id' in by ? await this.#store.get(accountId, by.id) : await this.#store.findByEmail(accountId, normaliseEmail(by.email));
+    return user && publicUser(user);
+  }
+
+  /**
+   * Creates a user an external identity provider vouches for (src/oidc/, which decides the account and checks that
+   * Super-Admin is only given in the root account). Its password is random and never shown: password sign-in is
+   * impossible until one is set with `PUT /users/{id}`.
+   */
+  async createExternal(accountId: string, input: { email: string; name?: string | undefined; superAdmin: boolean }): Promise<User> {
+    return this.#insert(accountId, { ...input, password: randomBytes(32).toString('base64url') });
+  }
+
+  /** A user token for a user an external provider signed in; `superAdmin` is what that sign-in's mapping grants. */
+  async issueToken(user: User, superAdmin: boolean): Promise<IssuedToken> {
+    return this.#tokens.createForUser({ id: user.id, accountId: user.accountId, superAdmin }, this.#tokenTtlSeconds);
   }
 
   /** Revokes the user token the call came with. */

@@ -21,6 +21,8 @@ export interface MetricSources {
   /** The store's dialect, and every query's time through it (Database.onQuery). */
   readonly dialect: string;
   readonly onQuery: (listener: QueryListener) => void;
+  /** The licence state as a number (0 off, 1 valid, 2 grace, 3 expired); without it the gauge is left out. */
+  readonly licenceState?: () => number;
 }
 
 /**
@@ -107,6 +109,17 @@ export class ServiceMetrics {
       },
     });
     observeQueries(this.registry, sources.dialect, sources.onQuery);
+    const { licenceState } = sources;
+    if (licenceState) {
+      new Gauge({
+        name: 'iotbridge_licence_state',
+        help: 'Licence state: 0 off (licensing not switched on), 1 valid, 2 grace, 3 expired (triggers do not run)',
+        registers,
+        collect() {
+          this.set(licenceState());
+        },
+      });
+    }
   }
 
   /** Counts and times every HTTP request by its route pattern (`/endpoints/:ref`), never by its raw path. */

@@ -70,6 +70,41 @@ export class SqlEndpointStore implements EndpointStore {
     });
   }
 
+  async insertMany(endpoints: readonly Endpoint[]): Promise<void> {
+    if (endpoints.length === 0) return;
+    await this.#write(async (trx) => {
+      for (const endpoint of endpoints) await this.#claimKey(trx, endpoint);
+      await trx.insertInto('endpoints').values(endpoints.map(toRow)).execute();
+      const tags = endpoints.flatMap((endpoint) => endpoint.tags.map((tag) => ({ endpoint_id: endpoint.id, account_id: endpoint.accountId, ...parseTag(tag) })));
+      for (let start = 0; start < tags.length; start += 500) await trx.insertInto('endpoint_tags').values(tags.slice(start, start + 500)).execute();
+    });
+  }
+
+  async byKeys(accountId: string, serviceId: string, keys: readonly string[]): Promise<Endpoint[]> {
+    const rows = await this.#db.selectFrom('endpoints').selectAll().where('account_id', '=', accountId).where('service_id', '=', serviceId).where('key', 'in', [...keys]).execute();
+    return rows.map(toEndpoint);
+  }
+
+  async storageOf(accountId: string, endpointIds: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+    const found = new Map<string, Record<string, unknown>>();
+    if (endpointIds.length === 0) return found;
+    const rows = await this.#db
+      .selectFrom('endpoint_storage')
+      .innerJoin('endpoints', 'endpoints.id', 'endpoint_storage.endpoint_id')
+      .select(['endpoint_storage.endpoint_id', 'endpoint_storage.name', 'endpoint_storage.value'])
+      .where('endpoints.account_id', '=', accountId)
+      .where('endpoint_storage.endpoint_id', 'in', [...endpointIds])
+      .orderBy('endpoint_storage.endpoint_id')
+      .orderBy('endpoint_storage.name')
+      .execute();
+    for (const row of rows) {
+      const stored = found.get(row.endpoint_id) ?? {};
+      stored[row.name] = fromJson<unknown>(row.value);
+      found.set(row.endpoint_id, stored);
+    }
+    return found;
+  }
+
   async getById(accountId: string, id: string): Promise<Endpoint | undefined> {
     const [row] = await this.#byId([accountId, id]);
     return row && toEndpoint(row);

@@ -32,6 +32,8 @@ import { alerts } from './migrations/0034-alerts.js';
 import { logs } from './migrations/0035-logs.js';
 import { metricsIndexes } from './migrations/0036-metrics-indexes.js';
 import { reportSchedules } from './migrations/0037-report-schedules.js';
+import { licence } from './migrations/0038-licence.js';
+import { oidc } from './migrations/0039-oidc.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -68,6 +70,8 @@ function migrations(database: Database): Record<string, Migration> {
     '0035-logs': logs(database.dialect),
     '0036-metrics-indexes': metricsIndexes(),
     '0037-report-schedules': reportSchedules(),
+    '0038-licence': licence(),
+    '0039-oidc': oidc(),
   };
 }
 

@@ -380,6 +380,35 @@ export interface Schema {
   alert_rules: AlertRulesTable;
   alerts: AlertsTable;
   logs: LogsTable;
+  licence: LicenceTable;
+  oidc_mapping: OidcMappingTable;
+  oidc_identities: OidcIdentitiesTable;
+}
+
+/** One row (id 1): the external sign-in mapping set with PUT /auth/oidc/mapping, as JSON (src/oidc/). */
+export interface OidcMappingTable {
+  id: number;
+  mapping: string;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+/** The user an identity of a provider (issuer, subject) signs in as, per account (src/oidc/). */
+export interface OidcIdentitiesTable {
+  issuer: string;
+  subject: string;
+  account_id: string;
+  user_id: string;
+  created_at: number;
+  last_sign_in_at: number;
+}
+
+/** One row (id 1): the installed licence text and when the grace period began (src/licence/). */
+export interface LicenceTable {
+  id: number;
+  licence: string | null;
+  grace_started_at: number;
+  updated_at: number;
 }
 
 export interface LogsTable {

@@ -22,11 +22,15 @@ import { SqlLocationServiceStore } from './location-service-store.js';
 import { SqlReportStore } from './report-store.js';
 import { SqlAlertStore } from './alert-store.js';
 import { SqlLogStore } from './log-store.js';
+import { SqlLicenceStore } from './licence-store.js';
+import type { LicenceStore } from '../licence/model.js';
 
 /** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations). */
 export interface Stores extends DomainStores {
   readonly objectModels: ObjectModelStore;
   readonly bootstrapConfigs: BootstrapConfigStore;
+  /** The private-instance licence record (src/licence/). */
+  readonly licence: LicenceStore;
 }
 
 export interface StoreOptions {
@@ -63,5 +67,6 @@ export function sqlStores(database: Database, options: StoreOptions = {}): Store
     reports: new SqlReportStore(db),
     alerts: new SqlAlertStore(db),
     logs: new SqlLogStore(db, database.dialect),
+    licence: new SqlLicenceStore(db),
   };
 }

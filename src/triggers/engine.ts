@@ -26,6 +26,8 @@ export class TriggerEngine {
   readonly #services: ScriptServices;
   readonly #wallTimeoutMs: number;
   readonly #logger: Logger;
+  /** False while triggers must not run (an expired licence): events are then handled without runs, never run later. */
+  readonly #runs: () => boolean;
   /** `{ namespace: [function names] }` for the sandbox, and the functions by `namespace.fn`. */
   readonly #names: Record<string, string[]> = { trigger: [] };
   readonly #functions = new Map<string, HostFunction>();
@@ -34,12 +36,13 @@ export class TriggerEngine {
   /** The last execution write whose failure is being watched for. */
   #watched: Promise<void> | undefined;
 
-  constructor(deps: { domain: Domain; runner: ScriptRunner; services: ScriptServices; namespaces: readonly Namespace[]; wallTimeoutMs: number; logger: Logger }) {
+  constructor(deps: { domain: Domain; runner: ScriptRunner; services: ScriptServices; namespaces: readonly Namespace[]; wallTimeoutMs: number; logger: Logger; runs?: () => boolean }) {
     this.#domain = deps.domain;
     this.#runner = deps.runner;
     this.#services = deps.services;
     this.#wallTimeoutMs = deps.wallTimeoutMs;
     this.#logger = deps.logger;
+    this.#runs = deps.runs ?? (() => true);
     for (const namespace of deps.namespaces) {
       this.#names[namespace.name] = [...(this.#names[namespace.name] ?? []), ...Object.keys(namespace.functions)];
       for (const [fn, host] of Object.entries(namespace.functions)) this.#functions.set(`${namespace.name}.${fn}`, host);
@@ -64,6 +67,7 @@ export class TriggerEngine {
    * Most events meet one trigger whose filters need no look-up: its run is then the whole of the handling.
    */
   handle(event: Event): Promise<unknown> {
+    if (!this.#runs()) return DONE;
     const active = this.#activeOf(event.accountId);
     return active instanceof Promise ? active.then((loaded) => this.#handleWith(loaded, event)) : this.#handleWith(active, event);
   }

@@ -71,6 +71,13 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       for (const column of ['schedule', 'next_send_at', 'last_sent_at']) await db.schema.alterTable('reports').dropColumn(column).execute();
     },
   ],
+  ['0038-licence', async (db) => void (await db.schema.dropTable('licence').ifExists().execute())],
+  [
+    '0039-oidc',
+    async (db) => {
+      for (const table of ['oidc_identities', 'oidc_mapping']) await db.schema.dropTable(table).ifExists().execute();
+    },
+  ],
 ];
 
 /**

@@ -56,6 +56,8 @@ export interface StartOptions {
   readonly beforeBusStart?: (bus: EventBus) => void | Promise<void>;
   /** Receives the service's log lines (JSON text, info level and above) instead of silence. */
   readonly logLines?: (line: string) => void;
+  /** The time (epoch ms) the licence is judged at: tests move it instead of waiting. */
+  readonly clock?: () => number;
 }
 
 export interface TestService {

@@ -23,6 +23,7 @@ import { ServicePage } from './services/service-page';
 import { ServicesPage } from './services/services-page';
 import { useSignIn } from './session/session';
 import { SignInPage } from './sign-in/sign-in-page';
+import { SignedIn } from './sign-in/signed-in';
 import { SuperPage } from './super/super-page';
 import { ExecutionsPage } from './triggers/executions-page';
 import { TriggerPage } from './triggers/trigger-page';
@@ -90,6 +91,8 @@ function Page({ location }: { readonly location: HashLocation }) {
 export function App() {
   const { session } = useSignIn();
   const location = useHashLocation();
+  // Back from an external sign-in (GET /auth/oidc/callback): the token is in the fragment.
+  if (location.path === '/signed-in') return <SignedIn query={location.query} />;
   if (session === undefined) return <SignInPage />;
   return (
     // A new account starts every page afresh: nothing of the previous account's lists stays on screen.

@@ -348,6 +348,442 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/oidc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether external sign-in (OpenID Connect) is configured, and the label of its sign-in button */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            enabled: boolean;
+                            name: string | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oidc/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Starts an external sign-in: 302 to the provider's authorization endpoint (PKCE S256, state, nonce) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Preferred account when the mapping gives several */
+                    account?: string;
+                    /** @description UI path to show after signing in, e.g. /endpoints */
+                    returnTo?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Location: the provider; Set-Cookie: iotbridge_oidc (send it with the callback) */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the provider sends the browser back: 302 to the UI with the UT: token in the fragment, or JSON for Accept: application/json */
+        get: {
+            parameters: {
+                query?: {
+                    code?: string;
+                    state?: string;
+                    error?: string;
+                    error_description?: string;
+                    iss?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The UT: user token; revoke it with POST /auth/logout */
+                            token: string;
+                            /** Format: date-time */
+                            expiresAt: string | null;
+                            /** @description What the mapping grants this token */
+                            superAdmin: boolean;
+                            accountId: string;
+                            /** @description The user was created by this (first) sign-in */
+                            created: boolean;
+                            user: {
+                                id: string;
+                                accountId: string;
+                                email: string;
+                                name: string;
+                                superAdmin: boolean;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Location: /#/signed-in?token=… or /#/sign-in?error=<code> */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oidc/mapping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The external sign-in mapping (Super-Admin): from IOTBRIDGE_OIDC_MAPPING or set with PUT */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description file: IOTBRIDGE_OIDC_MAPPING (read-only here) */
+                            source: "file" | "api" | "none";
+                            mapping: {
+                                /** @description Default: IOTBRIDGE_OIDC_MODE */
+                                mode?: "domain" | "organization";
+                                /** @description domain mode: e-mail domain (verified e-mail only) → account */
+                                domains?: {
+                                    [key: string]: {
+                                        accountId: string;
+                                        /** @description Users signing in this way are Super-Admins: only for the root account */
+                                        superAdmin?: boolean;
+                                    };
+                                };
+                                /** @description organization mode: the claim listing organizations; default groups */
+                                claim?: string;
+                                /** @description organization mode: organization → account; the first listed wins when several match */
+                                organizations?: {
+                                    [key: string]: {
+                                        accountId: string;
+                                        /** @description Users signing in this way are Super-Admins: only for the root account */
+                                        superAdmin?: boolean;
+                                    };
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        /** Sets the external sign-in mapping (Super-Admin); 409 while IOTBRIDGE_OIDC_MAPPING provides it */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Default: IOTBRIDGE_OIDC_MODE */
+                        mode?: "domain" | "organization";
+                        /** @description domain mode: e-mail domain (verified e-mail only) → account */
+                        domains?: {
+                            [key: string]: {
+                                accountId: string;
+                                /** @description Users signing in this way are Super-Admins: only for the root account */
+                                superAdmin?: boolean;
+                            };
+                        };
+                        /** @description organization mode: the claim listing organizations; default groups */
+                        claim?: string;
+                        /** @description organization mode: organization → account; the first listed wins when several match */
+                        organizations?: {
+                            [key: string]: {
+                                accountId: string;
+                                /** @description Users signing in this way are Super-Admins: only for the root account */
+                                superAdmin?: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description file: IOTBRIDGE_OIDC_MAPPING (read-only here) */
+                            source: "file" | "api" | "none";
+                            mapping: {
+                                /** @description Default: IOTBRIDGE_OIDC_MODE */
+                                mode?: "domain" | "organization";
+                                /** @description domain mode: e-mail domain (verified e-mail only) → account */
+                                domains?: {
+                                    [key: string]: {
+                                        accountId: string;
+                                        /** @description Users signing in this way are Super-Admins: only for the root account */
+                                        superAdmin?: boolean;
+                                    };
+                                };
+                                /** @description organization mode: the claim listing organizations; default groups */
+                                claim?: string;
+                                /** @description organization mode: organization → account; the first listed wins when several match */
+                                organizations?: {
+                                    [key: string]: {
+                                        accountId: string;
+                                        /** @description Users signing in this way are Super-Admins: only for the root account */
+                                        superAdmin?: boolean;
+                                    };
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts": {
         parameters: {
             query?: never;
@@ -3029,7 +3465,7 @@ export interface paths {
                                      * @description Stable code, see docs/errors.md
                                      * @enum {unknown}
                                      */
-                                    code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_INTERNAL";
+                                    code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_AUTH_OIDC_OFF" | "IOTB_AUTH_OIDC_STATE" | "IOTB_AUTH_OIDC_PROVIDER" | "IOTB_AUTH_OIDC_NO_ACCOUNT" | "IOTB_AUTH_OIDC_MAPPING_FILE" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_IMPORT_DOCUMENT" | "IOTB_IMPORT_JOB_NOT_FOUND" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_LICENCE_INVALID" | "IOTB_LICENCE_LIMIT" | "IOTB_LICENCE_OFF" | "IOTB_INTERNAL";
                                     message: string;
                                     details?: unknown;
                                 };
@@ -13178,6 +13614,1186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/imex/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The acting account's configuration as one import document, streamed
+         * @description Services, triggers (library ones and globals), endpoints with stored objects, reports, alert rules, file information. Secrets stay behind.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The document */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            format: "iotbridge-export";
+                            /** @description 1 today; an import refuses newer ones */
+                            version: number;
+                            /** Format: date-time */
+                            exportedAt?: string;
+                            services?: {
+                                name: string;
+                                /** @enum {unknown} */
+                                type: "lwm2m" | "coap" | "mqtt" | "udp" | "tcp" | "lora" | "http";
+                                /** @description Common options; protocol-specific options sit beside them */
+                                options?: {
+                                    /** @description Treat every LWM2M device as in queue mode; reapplied on each registration update (default false) */
+                                    forceQueueMode?: boolean;
+                                    /**
+                                     * @description What a keep-alive does (default statusDetail)
+                                     * @enum {unknown}
+                                     */
+                                    keepAliveMode?: "do-nothing" | "statusDetail" | "touch" | "event";
+                                    /** @description Largest CoAP payload sent before block-wise transfer is used (default 1024) */
+                                    coapMaxMessageSize?: number;
+                                    /**
+                                     * @description LwM2M: the content format requests to devices use first when the caller names none (default: what each device announced; see docs/lwm2m.md "Content formats")
+                                     * @enum {unknown}
+                                     */
+                                    preferredFormat?: "tlv" | "senml-cbor" | "senml-json" | "json" | "cbor" | "text";
+                                    /** @description LwM2M/CoAP: accept devices over plain CoAP, without DTLS (default true; unsafe: anyone who knows an endpoint name can speak for it) */
+                                    allowNoSec?: boolean;
+                                    /** @description LwM2M/CoAP over DTLS: PEM CA certificates that issue the certificates of devices in X.509 mode (docs/dtls.md) */
+                                    trustedCertificates?: string[];
+                                    /** @description LwM2M: the host name or address the service's devices reach this service at, put into FOTA Package URIs (default IOTBRIDGE_PUBLIC_HOST; docs/fota.md) */
+                                    publicHost?: string;
+                                    /** @description LwM2M: the bootstrap configuration of the service's devices that have none of their own (PUT /endpoints/{ref}/bootstrap) */
+                                    bootstrap?: {
+                                        /** @description The LwM2M Server Accounts to write */
+                                        servers: {
+                                            /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                            uri: string;
+                                            /** @description Short Server ID, unique in the configuration */
+                                            shortServerId: number;
+                                            /** @description Registration lifetime in seconds (default 300) */
+                                            lifetime?: number;
+                                            /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
+                                            binding?: string;
+                                            /**
+                                             * @description nosec, or psk with pskIdentity and pskKey
+                                             * @enum {unknown}
+                                             */
+                                            securityMode: "nosec" | "psk" | "x509";
+                                            /** @description PSK identity (psk only), at most 128 bytes of UTF-8 */
+                                            pskIdentity?: string;
+                                            /** @description PSK (psk only) in hex, 1 to 64 bytes */
+                                            pskKey?: string;
+                                            /** @description x509 only: the device's certificate (PEM, EC P-256), written to Security resource 3 */
+                                            certificate?: string;
+                                            /** @description x509 only: the device's private key (PEM), written to resource 5 as PKCS#8 DER; write-only */
+                                            privateKey?: string;
+                                            /** @description Notification Storing When Disabled or Offline (default true) */
+                                            notificationStoring?: boolean;
+                                            /** @description Default Minimum Period, seconds */
+                                            defaultMinPeriod?: number;
+                                            /** @description Default Maximum Period, seconds */
+                                            defaultMaxPeriod?: number;
+                                        }[];
+                                        /** @description Server Object Instance id of the first server; server i gets serverInstance + i (default 1) */
+                                        serverInstance?: number;
+                                        /** @description Security Object Instance id of the first server; server i gets securityInstance + i (default 1) */
+                                        securityInstance?: number;
+                                        /**
+                                         * @description One Bootstrap-Write per object instance (default) or per resource
+                                         * @enum {unknown}
+                                         */
+                                        writeAs?: "instances" | "resources";
+                                        /**
+                                         * @description Content format of the writes; default: the pct of the Bootstrap-Request when SenML JSON, SenML CBOR or TLV, else TLV. text writes one resource per request
+                                         * @enum {unknown}
+                                         */
+                                        writeEncoding?: "tlv" | "text" | "senml_cbor" | "senml_json";
+                                        tuning?: {
+                                            /** @description Write no Security instance for NoSec servers, and keep /0 (no Bootstrap-Delete of /0): the device keeps the NoSec records it has (default false) */
+                                            dontWriteNoSecSecRecs?: boolean;
+                                        };
+                                        /** @description Bootstrap-Delete /0 and /1 before writing (default true); the Bootstrap-Server account itself is never deleted */
+                                        deleteFirst?: boolean;
+                                    } | (never | null);
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            /** @description Library triggers too (`library: true`); globals with their `protected` flag */
+                            triggers?: {
+                                name: string;
+                                /** @description Event types it runs on */
+                                events: string[];
+                                filters?: {
+                                    /** @enum {unknown} */
+                                    type: "has-tag" | "missing-tag" | "has-status-detail" | "missing-status-detail" | "has-endpoint" | "one-of" | "contains" | "==" | "!=" | ">" | ">=" | "<=" | "<";
+                                    /** @description Dotted path into the event, e.g. data.temperature */
+                                    field?: string;
+                                    value?: unknown;
+                                    values?: unknown[];
+                                }[];
+                                script: string;
+                                enabled?: boolean;
+                                library?: boolean;
+                                globals?: {
+                                    [key: string]: {
+                                        value: unknown;
+                                        /**
+                                         * @description An import leaves the current value alone
+                                         * @default false
+                                         */
+                                        protected: boolean;
+                                    };
+                                };
+                                form?: unknown;
+                            }[];
+                            endpoints?: {
+                                key: string;
+                                /** @description The name of a service of the document or the account */
+                                service: string;
+                                tags?: string[];
+                                statusDetails?: {
+                                    [key: string]: unknown;
+                                };
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                                trace?: boolean;
+                                /** @description Stored objects by name */
+                                storage?: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            reports?: {
+                                name: string;
+                                description?: string | null;
+                                columns?: {
+                                    name: string;
+                                    /** @enum {unknown} */
+                                    type: "string" | "number" | "boolean" | "json";
+                                }[];
+                                retentionDays?: number;
+                            }[];
+                            /** @description Webhook secrets are not exported: an imported rule keeps the secret of the rule of its name, if any */
+                            alertRules?: {
+                                name: string;
+                                severity: string;
+                                tags?: string[];
+                                /** @description As in POST /alert-rules; trigger-failures names its trigger by `trigger` (name) instead of `triggerId` */
+                                condition: {
+                                    [key: string]: unknown;
+                                };
+                                notify?: {
+                                    email?: string[];
+                                    webhook?: {
+                                        url: string;
+                                        secret?: string;
+                                    };
+                                };
+                                enabled?: boolean;
+                            }[];
+                            files?: {
+                                name: string;
+                                size: number;
+                                sha256: string;
+                                contentType: string;
+                                version: string | null;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imex/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a document into the acting account, as a job
+         * @description The first 500 items go through the real-time path, the rest in bulk mode. Answers the finished job (200) when it is done within 2 s, else 202 with the running job: follow GET /imex/jobs/{id}. Idempotent: importing the same document again changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description Report what would change; write nothing */
+                    dryRun?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description An account's configuration (docs/imex.md); sections an import does not know are reported and skipped */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        format: "iotbridge-export";
+                        /** @description 1 today; an import refuses newer ones */
+                        version: number;
+                        /** Format: date-time */
+                        exportedAt?: string;
+                        services?: {
+                            name: string;
+                            /** @enum {unknown} */
+                            type: "lwm2m" | "coap" | "mqtt" | "udp" | "tcp" | "lora" | "http";
+                            /** @description Common options; protocol-specific options sit beside them */
+                            options?: {
+                                /** @description Treat every LWM2M device as in queue mode; reapplied on each registration update (default false) */
+                                forceQueueMode?: boolean;
+                                /**
+                                 * @description What a keep-alive does (default statusDetail)
+                                 * @enum {unknown}
+                                 */
+                                keepAliveMode?: "do-nothing" | "statusDetail" | "touch" | "event";
+                                /** @description Largest CoAP payload sent before block-wise transfer is used (default 1024) */
+                                coapMaxMessageSize?: number;
+                                /**
+                                 * @description LwM2M: the content format requests to devices use first when the caller names none (default: what each device announced; see docs/lwm2m.md "Content formats")
+                                 * @enum {unknown}
+                                 */
+                                preferredFormat?: "tlv" | "senml-cbor" | "senml-json" | "json" | "cbor" | "text";
+                                /** @description LwM2M/CoAP: accept devices over plain CoAP, without DTLS (default true; unsafe: anyone who knows an endpoint name can speak for it) */
+                                allowNoSec?: boolean;
+                                /** @description LwM2M/CoAP over DTLS: PEM CA certificates that issue the certificates of devices in X.509 mode (docs/dtls.md) */
+                                trustedCertificates?: string[];
+                                /** @description LwM2M: the host name or address the service's devices reach this service at, put into FOTA Package URIs (default IOTBRIDGE_PUBLIC_HOST; docs/fota.md) */
+                                publicHost?: string;
+                                /** @description LwM2M: the bootstrap configuration of the service's devices that have none of their own (PUT /endpoints/{ref}/bootstrap) */
+                                bootstrap?: {
+                                    /** @description The LwM2M Server Accounts to write */
+                                    servers: {
+                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                        uri: string;
+                                        /** @description Short Server ID, unique in the configuration */
+                                        shortServerId: number;
+                                        /** @description Registration lifetime in seconds (default 300) */
+                                        lifetime?: number;
+                                        /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
+                                        binding?: string;
+                                        /**
+                                         * @description nosec, or psk with pskIdentity and pskKey
+                                         * @enum {unknown}
+                                         */
+                                        securityMode: "nosec" | "psk" | "x509";
+                                        /** @description PSK identity (psk only), at most 128 bytes of UTF-8 */
+                                        pskIdentity?: string;
+                                        /** @description PSK (psk only) in hex, 1 to 64 bytes */
+                                        pskKey?: string;
+                                        /** @description x509 only: the device's certificate (PEM, EC P-256), written to Security resource 3 */
+                                        certificate?: string;
+                                        /** @description x509 only: the device's private key (PEM), written to resource 5 as PKCS#8 DER; write-only */
+                                        privateKey?: string;
+                                        /** @description Notification Storing When Disabled or Offline (default true) */
+                                        notificationStoring?: boolean;
+                                        /** @description Default Minimum Period, seconds */
+                                        defaultMinPeriod?: number;
+                                        /** @description Default Maximum Period, seconds */
+                                        defaultMaxPeriod?: number;
+                                    }[];
+                                    /** @description Server Object Instance id of the first server; server i gets serverInstance + i (default 1) */
+                                    serverInstance?: number;
+                                    /** @description Security Object Instance id of the first server; server i gets securityInstance + i (default 1) */
+                                    securityInstance?: number;
+                                    /**
+                                     * @description One Bootstrap-Write per object instance (default) or per resource
+                                     * @enum {unknown}
+                                     */
+                                    writeAs?: "instances" | "resources";
+                                    /**
+                                     * @description Content format of the writes; default: the pct of the Bootstrap-Request when SenML JSON, SenML CBOR or TLV, else TLV. text writes one resource per request
+                                     * @enum {unknown}
+                                     */
+                                    writeEncoding?: "tlv" | "text" | "senml_cbor" | "senml_json";
+                                    tuning?: {
+                                        /** @description Write no Security instance for NoSec servers, and keep /0 (no Bootstrap-Delete of /0): the device keeps the NoSec records it has (default false) */
+                                        dontWriteNoSecSecRecs?: boolean;
+                                    };
+                                    /** @description Bootstrap-Delete /0 and /1 before writing (default true); the Bootstrap-Server account itself is never deleted */
+                                    deleteFirst?: boolean;
+                                } | (never | null);
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description Library triggers too (`library: true`); globals with their `protected` flag */
+                        triggers?: {
+                            name: string;
+                            /** @description Event types it runs on */
+                            events: string[];
+                            filters?: {
+                                /** @enum {unknown} */
+                                type: "has-tag" | "missing-tag" | "has-status-detail" | "missing-status-detail" | "has-endpoint" | "one-of" | "contains" | "==" | "!=" | ">" | ">=" | "<=" | "<";
+                                /** @description Dotted path into the event, e.g. data.temperature */
+                                field?: string;
+                                value?: unknown;
+                                values?: unknown[];
+                            }[];
+                            script: string;
+                            enabled?: boolean;
+                            library?: boolean;
+                            globals?: {
+                                [key: string]: {
+                                    value: unknown;
+                                    /**
+                                     * @description An import leaves the current value alone
+                                     * @default false
+                                     */
+                                    protected: boolean;
+                                };
+                            };
+                            form?: unknown;
+                        }[];
+                        endpoints?: {
+                            key: string;
+                            /** @description The name of a service of the document or the account */
+                            service: string;
+                            tags?: string[];
+                            statusDetails?: {
+                                [key: string]: unknown;
+                            };
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            trace?: boolean;
+                            /** @description Stored objects by name */
+                            storage?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        reports?: {
+                            name: string;
+                            description?: string | null;
+                            columns?: {
+                                name: string;
+                                /** @enum {unknown} */
+                                type: "string" | "number" | "boolean" | "json";
+                            }[];
+                            retentionDays?: number;
+                        }[];
+                        /** @description Webhook secrets are not exported: an imported rule keeps the secret of the rule of its name, if any */
+                        alertRules?: {
+                            name: string;
+                            severity: string;
+                            tags?: string[];
+                            /** @description As in POST /alert-rules; trigger-failures names its trigger by `trigger` (name) instead of `triggerId` */
+                            condition: {
+                                [key: string]: unknown;
+                            };
+                            notify?: {
+                                email?: string[];
+                                webhook?: {
+                                    url: string;
+                                    secret?: string;
+                                };
+                            };
+                            enabled?: boolean;
+                        }[];
+                        files?: {
+                            name: string;
+                            size: number;
+                            sha256: string;
+                            contentType: string;
+                            version: string | null;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            jobId: string;
+                            /** @enum {unknown} */
+                            state: "running" | "done" | "failed";
+                            /** @description Nothing was written: the counts say what the import would do */
+                            dryRun: boolean;
+                            /** @description Items read so far */
+                            processed: number;
+                            created: number;
+                            updated: number;
+                            unchanged: number;
+                            /** @description Items refused (the first 1,000 are listed in `refused`) */
+                            refusedCount: number;
+                            refused: {
+                                section: string;
+                                /** @description The name or key of the item, or #<position> */
+                                item: string;
+                                reason: string;
+                            }[];
+                            /** Format: date-time */
+                            startedAt: string;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** @description Why a failed job stopped */
+                            error: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            jobId: string;
+                            /** @enum {unknown} */
+                            state: "running" | "done" | "failed";
+                            /** @description Nothing was written: the counts say what the import would do */
+                            dryRun: boolean;
+                            /** @description Items read so far */
+                            processed: number;
+                            created: number;
+                            updated: number;
+                            unchanged: number;
+                            /** @description Items refused (the first 1,000 are listed in `refused`) */
+                            refusedCount: number;
+                            refused: {
+                                section: string;
+                                /** @description The name or key of the item, or #<position> */
+                                item: string;
+                                reason: string;
+                            }[];
+                            /** Format: date-time */
+                            startedAt: string;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** @description Why a failed job stopped */
+                            error: string | null;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a document and answer when it is done
+         * @description As POST /imex/import, waiting for the end. Globals of triggers that are protected in the account keep their values.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description An account's configuration (docs/imex.md); sections an import does not know are reported and skipped */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        format: "iotbridge-export";
+                        /** @description 1 today; an import refuses newer ones */
+                        version: number;
+                        /** Format: date-time */
+                        exportedAt?: string;
+                        services?: {
+                            name: string;
+                            /** @enum {unknown} */
+                            type: "lwm2m" | "coap" | "mqtt" | "udp" | "tcp" | "lora" | "http";
+                            /** @description Common options; protocol-specific options sit beside them */
+                            options?: {
+                                /** @description Treat every LWM2M device as in queue mode; reapplied on each registration update (default false) */
+                                forceQueueMode?: boolean;
+                                /**
+                                 * @description What a keep-alive does (default statusDetail)
+                                 * @enum {unknown}
+                                 */
+                                keepAliveMode?: "do-nothing" | "statusDetail" | "touch" | "event";
+                                /** @description Largest CoAP payload sent before block-wise transfer is used (default 1024) */
+                                coapMaxMessageSize?: number;
+                                /**
+                                 * @description LwM2M: the content format requests to devices use first when the caller names none (default: what each device announced; see docs/lwm2m.md "Content formats")
+                                 * @enum {unknown}
+                                 */
+                                preferredFormat?: "tlv" | "senml-cbor" | "senml-json" | "json" | "cbor" | "text";
+                                /** @description LwM2M/CoAP: accept devices over plain CoAP, without DTLS (default true; unsafe: anyone who knows an endpoint name can speak for it) */
+                                allowNoSec?: boolean;
+                                /** @description LwM2M/CoAP over DTLS: PEM CA certificates that issue the certificates of devices in X.509 mode (docs/dtls.md) */
+                                trustedCertificates?: string[];
+                                /** @description LwM2M: the host name or address the service's devices reach this service at, put into FOTA Package URIs (default IOTBRIDGE_PUBLIC_HOST; docs/fota.md) */
+                                publicHost?: string;
+                                /** @description LwM2M: the bootstrap configuration of the service's devices that have none of their own (PUT /endpoints/{ref}/bootstrap) */
+                                bootstrap?: {
+                                    /** @description The LwM2M Server Accounts to write */
+                                    servers: {
+                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                        uri: string;
+                                        /** @description Short Server ID, unique in the configuration */
+                                        shortServerId: number;
+                                        /** @description Registration lifetime in seconds (default 300) */
+                                        lifetime?: number;
+                                        /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
+                                        binding?: string;
+                                        /**
+                                         * @description nosec, or psk with pskIdentity and pskKey
+                                         * @enum {unknown}
+                                         */
+                                        securityMode: "nosec" | "psk" | "x509";
+                                        /** @description PSK identity (psk only), at most 128 bytes of UTF-8 */
+                                        pskIdentity?: string;
+                                        /** @description PSK (psk only) in hex, 1 to 64 bytes */
+                                        pskKey?: string;
+                                        /** @description x509 only: the device's certificate (PEM, EC P-256), written to Security resource 3 */
+                                        certificate?: string;
+                                        /** @description x509 only: the device's private key (PEM), written to resource 5 as PKCS#8 DER; write-only */
+                                        privateKey?: string;
+                                        /** @description Notification Storing When Disabled or Offline (default true) */
+                                        notificationStoring?: boolean;
+                                        /** @description Default Minimum Period, seconds */
+                                        defaultMinPeriod?: number;
+                                        /** @description Default Maximum Period, seconds */
+                                        defaultMaxPeriod?: number;
+                                    }[];
+                                    /** @description Server Object Instance id of the first server; server i gets serverInstance + i (default 1) */
+                                    serverInstance?: number;
+                                    /** @description Security Object Instance id of the first server; server i gets securityInstance + i (default 1) */
+                                    securityInstance?: number;
+                                    /**
+                                     * @description One Bootstrap-Write per object instance (default) or per resource
+                                     * @enum {unknown}
+                                     */
+                                    writeAs?: "instances" | "resources";
+                                    /**
+                                     * @description Content format of the writes; default: the pct of the Bootstrap-Request when SenML JSON, SenML CBOR or TLV, else TLV. text writes one resource per request
+                                     * @enum {unknown}
+                                     */
+                                    writeEncoding?: "tlv" | "text" | "senml_cbor" | "senml_json";
+                                    tuning?: {
+                                        /** @description Write no Security instance for NoSec servers, and keep /0 (no Bootstrap-Delete of /0): the device keeps the NoSec records it has (default false) */
+                                        dontWriteNoSecSecRecs?: boolean;
+                                    };
+                                    /** @description Bootstrap-Delete /0 and /1 before writing (default true); the Bootstrap-Server account itself is never deleted */
+                                    deleteFirst?: boolean;
+                                } | (never | null);
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description Library triggers too (`library: true`); globals with their `protected` flag */
+                        triggers?: {
+                            name: string;
+                            /** @description Event types it runs on */
+                            events: string[];
+                            filters?: {
+                                /** @enum {unknown} */
+                                type: "has-tag" | "missing-tag" | "has-status-detail" | "missing-status-detail" | "has-endpoint" | "one-of" | "contains" | "==" | "!=" | ">" | ">=" | "<=" | "<";
+                                /** @description Dotted path into the event, e.g. data.temperature */
+                                field?: string;
+                                value?: unknown;
+                                values?: unknown[];
+                            }[];
+                            script: string;
+                            enabled?: boolean;
+                            library?: boolean;
+                            globals?: {
+                                [key: string]: {
+                                    value: unknown;
+                                    /**
+                                     * @description An import leaves the current value alone
+                                     * @default false
+                                     */
+                                    protected: boolean;
+                                };
+                            };
+                            form?: unknown;
+                        }[];
+                        endpoints?: {
+                            key: string;
+                            /** @description The name of a service of the document or the account */
+                            service: string;
+                            tags?: string[];
+                            statusDetails?: {
+                                [key: string]: unknown;
+                            };
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            trace?: boolean;
+                            /** @description Stored objects by name */
+                            storage?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        reports?: {
+                            name: string;
+                            description?: string | null;
+                            columns?: {
+                                name: string;
+                                /** @enum {unknown} */
+                                type: "string" | "number" | "boolean" | "json";
+                            }[];
+                            retentionDays?: number;
+                        }[];
+                        /** @description Webhook secrets are not exported: an imported rule keeps the secret of the rule of its name, if any */
+                        alertRules?: {
+                            name: string;
+                            severity: string;
+                            tags?: string[];
+                            /** @description As in POST /alert-rules; trigger-failures names its trigger by `trigger` (name) instead of `triggerId` */
+                            condition: {
+                                [key: string]: unknown;
+                            };
+                            notify?: {
+                                email?: string[];
+                                webhook?: {
+                                    url: string;
+                                    secret?: string;
+                                };
+                            };
+                            enabled?: boolean;
+                        }[];
+                        files?: {
+                            name: string;
+                            size: number;
+                            sha256: string;
+                            contentType: string;
+                            version: string | null;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            jobId: string;
+                            /** @enum {unknown} */
+                            state: "running" | "done" | "failed";
+                            /** @description Nothing was written: the counts say what the import would do */
+                            dryRun: boolean;
+                            /** @description Items read so far */
+                            processed: number;
+                            created: number;
+                            updated: number;
+                            unchanged: number;
+                            /** @description Items refused (the first 1,000 are listed in `refused`) */
+                            refusedCount: number;
+                            refused: {
+                                section: string;
+                                /** @description The name or key of the item, or #<position> */
+                                item: string;
+                                reason: string;
+                            }[];
+                            /** Format: date-time */
+                            startedAt: string;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** @description Why a failed job stopped */
+                            error: string | null;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imex/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An import job of the acting account: progress, counts, refusals */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            jobId: string;
+                            /** @enum {unknown} */
+                            state: "running" | "done" | "failed";
+                            /** @description Nothing was written: the counts say what the import would do */
+                            dryRun: boolean;
+                            /** @description Items read so far */
+                            processed: number;
+                            created: number;
+                            updated: number;
+                            unchanged: number;
+                            /** @description Items refused (the first 1,000 are listed in `refused`) */
+                            refusedCount: number;
+                            refused: {
+                                section: string;
+                                /** @description The name or key of the item, or #<position> */
+                                item: string;
+                                reason: string;
+                            }[];
+                            /** Format: date-time */
+                            startedAt: string;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** @description Why a failed job stopped */
+                            error: string | null;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/licence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The licence state (off, grace, valid, expired) and why; the licensee and limits for a Super-Admin */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Whether this installation needs a licence (IOTBRIDGE_LICENSING) */
+                            required: boolean;
+                            /**
+                             * @description expired: events are stored but triggers do not run
+                             * @enum {unknown}
+                             */
+                            state: "off" | "grace" | "valid" | "expired";
+                            /** Format: date-time */
+                            graceEndsAt?: string;
+                            /** @description Why the state is not valid */
+                            reason?: string;
+                            /** @description Super-Admin only */
+                            licensee?: string;
+                            /** Format: date-time */
+                            expiresAt?: string;
+                            /** Format: date-time */
+                            issuedAt?: string;
+                            /** @description Super-Admin only: the licence id */
+                            id?: string;
+                            /** @description Super-Admin only: what the licence allows */
+                            limits?: {
+                                maxEndpoints?: number;
+                                features?: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        /** Install a licence (Super-Admin): the text as text/plain, or {"licence": "…"} */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "text/plain": string | {
+                        /** @description The licence text: base64url(payload).base64url(signature) */
+                        licence: string;
+                    };
+                    "application/json": string | {
+                        /** @description The licence text: base64url(payload).base64url(signature) */
+                        licence: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Whether this installation needs a licence (IOTBRIDGE_LICENSING) */
+                            required: boolean;
+                            /**
+                             * @description expired: events are stored but triggers do not run
+                             * @enum {unknown}
+                             */
+                            state: "off" | "grace" | "valid" | "expired";
+                            /** Format: date-time */
+                            graceEndsAt?: string;
+                            /** @description Why the state is not valid */
+                            reason?: string;
+                            /** @description Super-Admin only */
+                            licensee?: string;
+                            /** Format: date-time */
+                            expiresAt?: string;
+                            /** Format: date-time */
+                            issuedAt?: string;
+                            /** @description Super-Admin only: the licence id */
+                            id?: string;
+                            /** @description Super-Admin only: what the licence allows */
+                            limits?: {
+                                maxEndpoints?: number;
+                                features?: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/endpoints/{ref}/fota": {
         parameters: {
             query?: never;
@@ -14908,7 +16524,7 @@ export interface components {
                  * @description Stable code, see docs/errors.md
                  * @enum {unknown}
                  */
-                code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_INTERNAL";
+                code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_AUTH_OIDC_OFF" | "IOTB_AUTH_OIDC_STATE" | "IOTB_AUTH_OIDC_PROVIDER" | "IOTB_AUTH_OIDC_NO_ACCOUNT" | "IOTB_AUTH_OIDC_MAPPING_FILE" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_IMPORT_DOCUMENT" | "IOTB_IMPORT_JOB_NOT_FOUND" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_LICENCE_INVALID" | "IOTB_LICENCE_LIMIT" | "IOTB_LICENCE_OFF" | "IOTB_INTERNAL";
                 message: string;
                 details?: unknown;
             };

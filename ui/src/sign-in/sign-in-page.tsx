@@ -3,8 +3,10 @@ import { apiClient, call, messageOf } from '../api/client';
 import { ErrorMessage } from '../components/error-message';
 import { formText } from '../components/form-text';
 import { usePageTitle } from '../components/page-title';
+import { useHashLocation } from '../router/hash-location';
 import { parseToken, type Credentials } from '../session/credentials';
 import { useSignIn } from '../session/session';
+import { ExternalSignIn, externalRefusal } from './external-sign-in';
 
 /** Checks the token with GET /auth/whoami before keeping it, so a wrong one fails here with the API's message. */
 async function verified(credentials: Credentials): Promise<Credentials> {
@@ -92,9 +94,13 @@ function TokenForm({ onSignedIn }: { readonly onSignedIn: (credentials: Credenti
   );
 }
 
-/** Email and password (a UT: user token from POST /auth/login), or a pasted token; kept for this tab only. */
+/**
+ * Email and password (a UT: user token from POST /auth/login), a pasted token, or the operator's identity
+ * provider when configured; kept for this tab only. `#/sign-in?error=<code>` is an external sign-in refused.
+ */
 export function SignInPage() {
   const { signIn, endedBecause } = useSignIn();
+  const refused = useHashLocation().query.get('error');
   usePageTitle('Sign in');
   return (
     <main id="main" className="sign-in">
@@ -103,7 +109,9 @@ export function SignInPage() {
         <h1>IoT Bridge</h1>
       </header>
       {endedBecause === undefined ? null : <p className="notice">Your session ended: {endedBecause}</p>}
+      <ErrorMessage message={refused === null ? undefined : externalRefusal(refused)} />
       <div className="sign-in-forms">
+        <ExternalSignIn />
         <PasswordForm onSignedIn={signIn} />
         <TokenForm onSignedIn={signIn} />
       </div>

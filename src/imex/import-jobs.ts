@@ -1,0 +1,158 @@
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Writable, type Duplex, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import parserStream from 'stream-json';
+import pick from 'stream-json/filters/pick.js';
+import streamArray from 'stream-json/streamers/stream-array.js';
+import streamValues from 'stream-json/streamers/stream-values.js';
+import type { Domain } from '../domain/domain.js';
+import { newId } from '../domain/ids.js';
+import type { Scope } from '../domain/scope.js';
+import { isoTime } from '../domain/time.js';
+import { AppError } from '../errors.js';
+import { DOCUMENT_FORMAT, DOCUMENT_VERSION, SECTIONS, type Section } from './document.js';
+import { Importer, type ImportCounts } from './importer.js';
+
+/** Finished jobs kept to be read back (per process), and for how long. */
+const JOBS_KEPT = 200;
+const JOB_TTL_MS = 60 * 60_000;
+
+export interface ImportJob {
+  readonly id: string;
+  readonly accountId: string;
+  state: 'running' | 'done' | 'failed';
+  readonly dryRun: boolean;
+  readonly startedAt: string;
+  finishedAt: string | null;
+  error: string | null;
+  readonly counts: ImportCounts;
+}
+
+/**
+ * Import jobs (`POST /imex/import`, `GET /imex/jobs/{id}`): the document, already spooled to a file, is read
+ * section by section by a streaming JSON parser (stream-json), so memory stays flat whatever its size; progress
+ * is the Importer's counts, read while it runs. Jobs live in this process (docs/imex.md: an interrupted import is
+ * simply run again — it is idempotent).
+ */
+export class ImportJobs {
+  readonly #domain: Domain;
+  readonly #jobs = new Map<string, { job: ImportJob; finished: Promise<void> }>();
+
+  constructor(domain: Domain) {
+    this.#domain = domain;
+  }
+
+  /** Checks the document's format and version (400 when it is not an import document), then starts the job. */
+  async start(scope: Scope, file: string, options: { dryRun: boolean }): Promise<ImportJob> {
+    try {
+      await checkHeader(file);
+    } catch (error) {
+      await rm(file, { force: true });
+      throw error;
+    }
+    this.#evict();
+    const importer = new Importer(this.#domain, scope, options);
+    const job: ImportJob = { id: newId(), accountId: scope.accountId, state: 'running', dryRun: options.dryRun, startedAt: isoTime(Date.now()), finishedAt: null, error: null, counts: importer.counts };
+    const finished = importer
+      .run((section) => readSection(file, section, (reason) => importer.refuse('document', section, reason)))
+      .then(
+        () => void (job.state = 'done'),
+        (error: unknown) => {
+          job.state = 'failed';
+          job.error = error instanceof AppError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+        },
+      )
+      .finally(async () => {
+        job.finishedAt = isoTime(Date.now());
+        await rm(file, { force: true });
+      });
+    this.#jobs.set(job.id, { job, finished });
+    return job;
+  }
+
+  get(scope: Scope, id: string): ImportJob {
+    const found = this.#jobs.get(id);
+    if (!found || found.job.accountId !== scope.accountId) throw new AppError('IOTB_IMPORT_JOB_NOT_FOUND');
+    return found.job;
+  }
+
+  /** Waits for the job to finish, at most `ms` (undefined: until it does). */
+  async wait(job: ImportJob, ms?: number): Promise<void> {
+    const finished = this.#jobs.get(job.id)?.finished;
+    if (!finished) return;
+    if (ms === undefined) return finished;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([finished, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
+
+  /** Waits for every job under way (the service's stop). */
+  async stop(): Promise<void> {
+    await Promise.all([...this.#jobs.values()].map((entry) => entry.finished));
+  }
+
+  #evict(): void {
+    const now = Date.now();
+    for (const [id, { job }] of this.#jobs) {
+      const old = job.finishedAt !== null && now - Date.parse(job.finishedAt) > JOB_TTL_MS;
+      if (old || (this.#jobs.size > JOBS_KEPT && job.finishedAt !== null)) this.#jobs.delete(id);
+    }
+  }
+}
+
+/** The document's `format` and `version`, read by the same streaming parser; a parse error is the document's. */
+async function checkHeader(file: string): Promise<void> {
+  let format: unknown;
+  let version: unknown;
+  try {
+    await wholeJson(file);
+    [format, version] = [await firstValue(file, 'format'), await firstValue(file, 'version')];
+  } catch (error) {
+    throw new AppError('IOTB_IMPORT_DOCUMENT', `The document is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (format !== DOCUMENT_FORMAT) throw new AppError('IOTB_IMPORT_DOCUMENT', `The document's "format" is not "${DOCUMENT_FORMAT}" (GET /imex/export writes it)`);
+  if (typeof version !== 'number' || version > DOCUMENT_VERSION) {
+    throw new AppError('IOTB_IMPORT_DOCUMENT', `The document's "version" is ${JSON.stringify(version)}: this service reads versions up to ${DOCUMENT_VERSION}`);
+  }
+}
+
+/** Reads the file through the tokenizer once: a truncated or broken document is refused before anything is imported. */
+async function wholeJson(file: string): Promise<void> {
+  const discard = new Writable({ objectMode: true, write: (_token, _encoding, done) => done() });
+  await pipeline(createReadStream(file), parserStream(), discard);
+}
+
+/**
+ * The value of a top-level key, reading the file only until it is found (export documents start with their
+ * header). Parses the whole file when the key is absent, which also finds a document that is not JSON.
+ */
+async function firstValue(file: string, key: string): Promise<unknown> {
+  const source = createReadStream(file);
+  const values = piped(source, parserStream(), pick.asStream({ filter: key, once: true }), streamValues.asStream());
+  try {
+    for await (const { value } of values as AsyncIterable<{ value: unknown }>) return value;
+    return undefined;
+  } finally {
+    source.destroy();
+  }
+}
+
+/** The items of one section, streamed; a section that is not a list is reported once and yields nothing. */
+async function* readSection(file: string, section: Section, refuse: (reason: string) => void): AsyncGenerator<unknown> {
+  if (!SECTIONS.includes(section)) return;
+  const items = piped(createReadStream(file), parserStream(), pick.asStream({ filter: section }), streamArray.asStream());
+  try {
+    for await (const { value } of items as AsyncIterable<{ value: unknown }>) yield value;
+  } catch (error) {
+    refuse(`the section "${section}" is not a list of items: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** `a.pipe(b).pipe(c)` whose last stream fails when any of them does (`pipe` alone leaves a reader waiting forever). */
+function piped(...streams: [Readable, ...Duplex[]]): Readable {
+  const last = streams[streams.length - 1]!;
+  for (let i = 0; i + 1 < streams.length; i++) streams[i]!.pipe(streams[i + 1] as Duplex);
+  for (const stream of streams.slice(0, -1)) stream.on('error', (error) => last.destroy(error));
+  return last;
+}

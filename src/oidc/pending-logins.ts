@@ -1,0 +1,69 @@
+/** What a sign-in started with `GET /auth/oidc/login` needs when the provider sends the person back. */
+export interface PendingLogin {
+  /** PKCE: the secret whose S256 hash went to the provider as `code_challenge`. */
+  readonly codeVerifier: string;
+  /** Expected in the ID token: binds it to this sign-in. */
+  readonly nonce: string;
+  /** The `redirect_uri` of the authorization request; the code exchange must name the same. */
+  readonly redirectUri: string;
+  /** The account asked for with `?account=` (honoured when the mapping gives the person several). */
+  readonly accountId: string | undefined;
+  /** The UI path to show after signing in. */
+  readonly returnTo: string | undefined;
+  /** The random value of the cookie the starting browser got: only that browser can finish the sign-in. */
+  readonly browser: string;
+  /** Epoch ms. */
+  readonly expiresAt: number;
+}
+
+/** Sign-ins between the redirect to the provider and its callback, keyed by their `state`. */
+export interface PendingLogins {
+  put(state: string, login: PendingLogin): Promise<void>;
+  /** The sign-in with this state, removed so that it is used once; undefined when unknown, used or expired. */
+  take(state: string): Promise<PendingLogin | undefined>;
+}
+
+/** How long a person may take at the provider. */
+export const PENDING_LOGIN_TTL_MS = 10 * 60_000;
+export const PENDING_LOGINS_MAX = 10_000;
+
+/**
+ * In this process's memory: a callback must reach the node that started its sign-in (sticky sessions in a
+ * cluster). Bounded: past `max`, the oldest pending sign-in is dropped (its person starts again).
+ */
+export class MemoryPendingLogins implements PendingLogins {
+  readonly #logins = new Map<string, PendingLogin>();
+  readonly #max: number;
+  readonly #clock: () => number;
+
+  constructor(options: { max?: number; clock?: () => number } = {}) {
+    this.#max = options.max ?? PENDING_LOGINS_MAX;
+    this.#clock = options.clock ?? Date.now;
+  }
+
+  async put(state: string, login: PendingLogin): Promise<void> {
+    this.#sweep();
+    // A Map iterates in insertion order: the first key is the oldest.
+    while (this.#logins.size >= this.#max) this.#logins.delete(this.#logins.keys().next().value as string);
+    this.#logins.set(state, login);
+  }
+
+  async take(state: string): Promise<PendingLogin | undefined> {
+    const login = this.#logins.get(state);
+    this.#logins.delete(state);
+    return login && login.expiresAt > this.#clock() ? login : undefined;
+  }
+
+  get size(): number {
+    return this.#logins.size;
+  }
+
+  /** Drops expired sign-ins from the oldest on, stopping at the first live one (all share one TTL). */
+  #sweep(): void {
+    const now = this.#clock();
+    for (const [state, login] of this.#logins) {
+      if (login.expiresAt > now) break;
+      this.#logins.delete(state);
+    }
+  }
+}
