@@ -41,6 +41,11 @@ import { trustedKeys } from './licence/keys.js';
 import { Licence, LICENCE_STATE_CODES } from './licence/licence.js';
 import { createOidcSignIn } from './oidc/setup.js';
 import { SqlOidcStore } from './store/oidc-store.js';
+import { AccountLimits } from './admin/account-limits.js';
+import { SuperDiagnostics } from './admin/diagnostics.js';
+import { limitAccountEndpoints } from './admin/endpoint-quota.js';
+import { SuperAdmin } from './admin/super-admin.js';
+import { SqlAdminStore } from './store/admin-store.js';
 
 export interface Started {
   /** Bound ports by server name, e.g. `{ http: 8080 }` (the real port when 0 was asked for). */
@@ -135,7 +140,11 @@ export class IotBridge {
     this.#licence = licence;
     await licence.start(config.licenceFile);
     // A licence's maxEndpoints is checked wherever endpoints are created; without licensing nothing is wrapped.
-    const stores = config.licensing ? { ...sql, endpoints: limitEndpoints(sql.endpoints, licence) } : sql;
+    const licensed = config.licensing ? { ...sql, endpoints: limitEndpoints(sql.endpoints, licence) } : sql;
+    // Each account's maxEndpoints (a Super-Admin's limit), wherever endpoints are created.
+    const accountLimits = new AccountLimits();
+    const stores = { ...licensed, endpoints: limitAccountEndpoints(licensed.endpoints, accountLimits) };
+    const adminStore = new SqlAdminStore(database.db, database.dialect);
     // Execution records of handled events are durable before the cursor passes them: the embedded hot path
     // commits them in order, the other stores are waited for.
     const recordsBeforeCursor = stores.executions.recordOne ? undefined : () => domain.executions.flush();
@@ -152,9 +161,12 @@ export class IotBridge {
     this.#domain = domain;
     domain.logs.watch((problem, detail) => logger.warn(detail, problem));
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
+    // Suspensions and limits in memory before devices connect and queued events are handled.
+    const superAdmin = new SuperAdmin({ store: adminStore, domain, rootAccountId, limits: accountLimits });
+    await superAdmin.load();
     const oidc = await createOidcSignIn(config, { domain, store: new SqlOidcStore(database.db), rootAccountId, logger });
     const internalCalls = new InternalCalls();
-    const presence = new DevicePresence(domain, stores.endpoints, bus, { logger });
+    const presence = new DevicePresence(domain, stores.endpoints, bus, { logger, gate: superAdmin });
     this.#presence = presence;
     const channels: DeviceChannels = this.#channels;
     this.#scripts = new WorkerPool({
@@ -179,6 +191,7 @@ export class IotBridge {
       wallTimeoutMs: config.scriptWallTimeoutMs,
       logger,
       runs: () => licence.processing,
+      accounts: superAdmin,
     });
     engine.attach(bus);
     bus.subscribe((event) => domain.alerts.evaluate(event));
@@ -210,6 +223,8 @@ export class IotBridge {
     this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports });
     await this.#beforeBusStart?.(bus);
     await bus.start();
+    // Once-events a crash left claimed but unpublished (docs/templates.md).
+    domain.solutions.start();
     this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, reports: domain.reports, logs: { days: config.logRetentionDays, deleteOlderThan: (time) => domain.logs.deleteOlderThan(time) }, logger });
     this.#retention.start();
     this.#alertWatch = new AlertWatch({
@@ -227,7 +242,17 @@ export class IotBridge {
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
     sendGuard.addOwnPorts(Object.values(ports));
 
-    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, uiDir: config.uiDir, metrics, licence, oidc });
+    const scripts = this.#scripts;
+    const diagnostics = new SuperDiagnostics(adminStore, {
+      backlog: () => bus.backlog,
+      workers: () => scripts.state,
+      connectedByProtocol: () => domain.metrics.connectedByProtocol(),
+      deviceServers: () => Object.fromEntries(Object.entries(ports).filter(([name]) => name !== 'http' && name !== 'prometheus')),
+      retention: { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, logDays: config.logRetentionDays },
+      dialect: database.dialect,
+      suspended: () => superAdmin.suspension.accounts.length,
+    });
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, uiDir: config.uiDir, metrics, licence, oidc, superAdmin: { admin: superAdmin, diagnostics } });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
     sendGuard.addOwnPorts([ports.http]);
@@ -249,6 +274,7 @@ export class IotBridge {
     await this.#retention?.stop();
     await this.#alertWatch?.stop();
     await this.#domain?.reportMailer.stop();
+    await this.#domain?.solutions.stop();
     await this.#endpointIndex?.stop();
     await this.#http?.close();
     await new Promise((resolve) => (this.#prometheus ? this.#prometheus.close(resolve) : resolve(undefined)));

@@ -27,6 +27,10 @@ export const ERRORS = {
   // Accounts
   IOTB_ACCOUNT_NOT_FOUND: { status: 404, message: 'No such account' },
   IOTB_ACCOUNT_NOT_EMPTY: { status: 409, message: 'The account still has sub-accounts, services or endpoints' },
+  IOTB_ACCOUNT_SUSPENDED: { status: 403, message: 'The account is suspended: its tokens may only read (GET)' },
+  IOTB_ACCOUNT_ROOT_PROTECTED: { status: 409, message: 'The root account cannot be suspended' },
+  IOTB_ACCOUNT_ENDPOINT_LIMIT: { status: 409, message: 'The account has as many endpoints as its limit allows' },
+  IOTB_ACCOUNT_EVENT_RATE: { status: 429, message: 'The account is over its events-per-second limit: the event was not accepted' },
 
   // Users and tokens
   IOTB_USER_NOT_FOUND: { status: 404, message: 'No such user' },
@@ -110,6 +114,17 @@ export const ERRORS = {
   IOTB_REPORT_LIMIT: { status: 409, message: 'The account has as many reports as it may have' },
   IOTB_IMPORT_DOCUMENT: { status: 400, message: 'The body is not an import document' },
   IOTB_IMPORT_JOB_NOT_FOUND: { status: 404, message: 'No such import job in the account' },
+
+  // Solution templates
+  IOTB_TEMPLATE_NOT_FOUND: { status: 404, message: 'No such template in the catalogue the account sees' },
+  IOTB_TEMPLATE_TAKEN: { status: 409, message: 'The account has a template of this name and version already' },
+  IOTB_TEMPLATE_INVALID: { status: 400, message: 'The template is not usable (document, parameters or file)' },
+  IOTB_TEMPLATE_PARAMETERS: { status: 400, message: "The parameter values do not fit the template's parameters" },
+  IOTB_TEMPLATE_INHERITED: { status: 403, message: 'The template belongs to a parent account: only that account changes it' },
+  IOTB_TEMPLATE_DOWNGRADE: { status: 409, message: 'A newer version of this template is installed in the account' },
+  IOTB_TEMPLATE_INSTALL_BUSY: { status: 409, message: 'The template was installed into the account meanwhile' },
+  IOTB_TEMPLATE_INSTALLATION_NOT_FOUND: { status: 404, message: 'No such template installation in the account' },
+  IOTB_IMEX_PASSPHRASE: { status: 400, message: 'The passphrase of the secrets is missing, too short or wrong' },
   IOTB_EMAIL_NOT_CONFIGURED: { status: 409, message: 'The service has no SMTP server to send mail with' },
 
   // Alerts

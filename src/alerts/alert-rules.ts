@@ -39,6 +39,11 @@ export class AlertRules {
     return rules.filter((rule) => (filter.tags ?? []).every((tag) => rule.tags.includes(tag))).map(shown);
   }
 
+  /** The account's rules with their webhook secrets: only for a sealed export (docs/imex.md "Secrets"). */
+  withSecrets(scope: Scope): Promise<AlertRule[]> {
+    return this.#store.rules(scope.accountId);
+  }
+
   async get(scope: Scope, id: string): Promise<ShownRule> {
     return shown(await this.#rule(scope, id));
   }

@@ -16,7 +16,8 @@ const BODY_READ_MAX = 65_536;
  * Writes account log entries for the API calls of authenticated callers (`request.scope` set): an `api` entry
  * for each 4xx/5xx answer (method, path without the query, status, error code and message; no bodies), and an
  * `audit` entry for each change that succeeded (POST, PUT, PATCH, DELETE answered 2xx): who made it and the id
- * of what it changed. Calls without an account (a missing or wrong token, sign-in) write nothing.
+ * of what it changed. Calls without an account (a missing or wrong token, sign-in) write nothing; `/super/*` calls
+ * are audited by their own routes (src/api/routes/super.ts), in the root account's log.
  */
 export const requestLogPlugin = fp<{ logs: Logs }>(
   async (app: FastifyInstance, { logs }) => {
@@ -42,7 +43,7 @@ function record(logs: Logs, request: FastifyRequest, reply: FastifyReply, payloa
     return;
   }
   const route = request.routeOptions.url;
-  if (status >= 300 || !CHANGES.has(request.method) || route === undefined || route.startsWith('/auth/') || NOT_CHANGES.has(`${request.method} ${route}`)) return;
+  if (status >= 300 || !CHANGES.has(request.method) || route === undefined || route.startsWith('/auth/') || route.startsWith('/super/') || NOT_CHANGES.has(`${request.method} ${route}`)) return;
   const objectId = objectIdOf(request, payload);
   const endpoint = route === '/endpoints' && request.method === 'POST' ? { endpointId: objectId } : endpointOf(request);
   logs.write(auditEntry(scope, { method: request.method, route, status, objectId, endpoint }));

@@ -89,6 +89,7 @@ export const TokenInfo = Type.Object({
   userId: Type.Union([Id, Type.Null()]),
   createdAt: Timestamp,
   expiresAt: Type.Union([Timestamp, Type.Null()]),
+  impersonatedBy: Type.Optional(Type.String({ description: 'A support token (`POST /super/impersonate`): who issued it' })),
 });
 
 export const IssuedToken = Type.Object({

@@ -36,6 +36,7 @@ import { reportRoutes } from './routes/reports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/logs.js';
 import { imexRoutes } from './routes/imex.js';
+import { solutionRoutes } from './routes/solutions.js';
 import { addLicenceHeader, licenceRoutes } from './routes/licence.js';
 import type { Licence } from '../licence/licence.js';
 import { requestLogPlugin } from './request-log.js';
@@ -46,6 +47,9 @@ import { coapsRoutes } from './routes/coaps.js';
 import { downloadRoutes } from './routes/downloads.js';
 import { serviceRoutes } from './routes/services.js';
 import { superRoutes } from './routes/super.js';
+import { accountGuardPlugin } from './account-guard.js';
+import type { SuperAdmin } from '../admin/super-admin.js';
+import type { SuperDiagnostics } from '../admin/diagnostics.js';
 import { systemRoutes } from './routes/system.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { triggerRoutes } from './routes/triggers.js';
@@ -83,13 +87,15 @@ export interface HttpApiOptions {
   readonly licence?: Licence | undefined;
   /** External sign-in (OpenID Connect); undefined when not configured: its routes answer 404. */
   readonly oidc?: OidcSignIn | undefined;
+  /** Super-Admin actions (suspension, limits, impersonation, audit) and diagnostics (`/super/*`). */
+  readonly superAdmin: { readonly admin: SuperAdmin; readonly diagnostics: SuperDiagnostics };
 }
 
 /** The longest path segment the router accepts (see IOTB_REQUEST_PATH_TOO_LONG). */
 const MAX_PATH_PARAM = 2048;
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, importMaxBytes, uiDir, metrics, licence, oidc }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, importMaxBytes, uiDir, metrics, licence, oidc, superAdmin }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -142,6 +148,8 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
 
   metrics?.observeHttp(app);
   await app.register(authPlugin, { tokens: domain.tokens, accounts: domain.accounts, internalCalls });
+  // Suspended accounts only read; POST /events within the account's rate.
+  await app.register(accountGuardPlugin, { admin: superAdmin.admin });
   // API errors and changes of authenticated callers into the account's log.
   await app.register(requestLogPlugin, { logs: domain.logs });
   await app.register(systemRoutes, { isReady });
@@ -156,7 +164,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(eventRoutes, { domain });
   await app.register(triggerRoutes, { domain, engine });
   await app.register(metricsRoutes, { domain });
-  await app.register(superRoutes, { domain });
+  await app.register(superRoutes, { domain, ...superAdmin });
   await app.register(objectRoutes, { objects });
   await app.register(lwm2mRoutes, { domain, devices });
   await app.register(bootstrapRoutes, { domain, bootstrapConfigs });
@@ -167,7 +175,8 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(reportRoutes, { domain });
   await app.register(alertRoutes, { domain });
   await app.register(logRoutes, { domain });
-  await app.register(imexRoutes, { domain, importMaxBytes: importMaxBytes ?? 256 * 1024 * 1024 });
+  await app.register(imexRoutes, { domain, importMaxBytes: importMaxBytes ?? 256 * 1024 * 1024, bootstrapConfigs });
+  await app.register(solutionRoutes, { domain });
   if (licence) await app.register(licenceRoutes, { licence });
   await app.register(fotaRoutes, { devices });
   await app.register(coapsRoutes, { serverCertificate });

@@ -16,7 +16,15 @@ export interface DeviceContact {
   readonly lifetimeSeconds?: number | undefined;
 }
 
+/** Per account: whether its devices are served at all (a suspension), and whether one more message becomes an event (its rate). */
+export interface DeviceGate {
+  isSuspended(accountId: string): boolean;
+  admitsDeviceEvent(accountId: string): boolean;
+}
+
 export interface DevicePresenceOptions {
+  /** Super-Admin suspensions and limits (src/admin/); none: every account is served. */
+  readonly gate?: DeviceGate | undefined;
   /** How often silent devices are looked for, default 5 s. */
   readonly sweepIntervalMs?: number | undefined;
   readonly logger: Logger;
@@ -36,6 +44,7 @@ export class DevicePresence {
   readonly #bus: EventBus;
   readonly #logger: Logger;
   readonly #sweepIntervalMs: number;
+  readonly #gate: DeviceGate | undefined;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
 
@@ -52,22 +61,31 @@ export class DevicePresence {
     this.#bus = bus;
     this.#logger = options.logger;
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 5000;
+    this.#gate = options.gate;
+  }
+
+  /** True while a Super-Admin has the account suspended: its devices are refused. */
+  isSuspended(accountId: string): boolean {
+    return this.#gate?.isSuspended(accountId) ?? false;
   }
 
   /**
    * Endpoints named `key` in services of `type` (a device logging in on a shared port); at most 10, all of
    * one account. A key belongs to the account that used it first: new endpoints cannot take another
    * account's key (`IOTB_ENDPOINT_KEY_IN_USE`), and where older data has such a clash the oldest endpoint's
-   * account keeps the device, so a later tenant can neither deny it nor receive it.
+   * account keeps the device, so a later tenant can neither deny it nor receive it. Devices of a suspended account
+   * are not found (the protocol refuses them as unknown) unless `withSuspended`, for protocols that say why.
    */
-  async findDevices(type: ServiceType, key: string): Promise<Endpoint[]> {
+  async findDevices(type: ServiceType, key: string, options: { withSuspended?: boolean } = {}): Promise<Endpoint[]> {
     const found = await this.#store.findDevices(type, key, 10);
     const owner = found[0]?.accountId;
-    return found.length > 1 ? found.filter((endpoint) => endpoint.accountId === owner) : found;
+    const owned = found.length > 1 ? found.filter((endpoint) => endpoint.accountId === owner) : found;
+    return owner !== undefined && !options.withSuspended && this.isSuspended(owner) ? [] : owned;
   }
 
   /** Creates an endpoint for a device first seen by an auto-provisioning service, and emits `on-create`. */
   async provision(service: Service, key: string, init: { statusDetails?: JsonObject; parameters?: JsonObject } = {}): Promise<Endpoint> {
+    if (this.isSuspended(service.accountId)) throw new AppError('IOTB_ACCOUNT_SUSPENDED', 'The account is suspended: its services provision no devices');
     const scope = await this.#accounts.platformScope(service.accountId, `service:${service.id}`);
     const endpoint = await this.#endpoints.create(scope, { key, serviceId: service.id, ...init });
     await this.emit(endpoint, 'on-create', { protocol: service.type, autoProvisioned: true });
@@ -146,8 +164,12 @@ export class DevicePresence {
     await this.emit({ ...endpoint, state: 'unavailable' }, 'on-disconnect', { protocol, reason });
   }
 
-  /** Publishes a device event (`mqtt-publish`, `lwm2m-data`, …) of `endpoint`; resolves once it is durable. */
+  /**
+   * Publishes a device event (`mqtt-publish`, `lwm2m-data`, …) of `endpoint`; resolves once it is durable. An event of
+   * a suspended account, or over its events-per-second limit, is dropped (and counted by the gate).
+   */
   emit(endpoint: Endpoint, type: string, data: unknown): Promise<void> {
+    if (this.#gate && !this.#gate.admitsDeviceEvent(endpoint.accountId)) return Promise.resolve();
     const event = createEvent({
       type,
       accountId: endpoint.accountId,

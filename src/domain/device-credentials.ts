@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors.js';
-import { checkDeviceSecret, hashDevicePassword, hashGeneratedSecret, kdfLine, newDeviceSecret } from './device-secrets.js';
+import { checkDeviceSecret, checkImportedHash, hashDevicePassword, hashGeneratedSecret, kdfLine, newDeviceSecret } from './device-secrets.js';
 import type { WorkGate } from './work-gate.js';
 import type { Endpoint, Endpoints, EndpointStore } from './endpoints.js';
 import type { Scope } from './scope.js';
@@ -93,6 +93,21 @@ export class DeviceCredentials {
     await this.#store.setPasswordHash(endpoint.id, prepared.hash, new Date().toISOString());
     this.#verified.delete(endpoint.id);
     return prepared.generated === undefined ? {} : { password: prepared.generated };
+  }
+
+  /** The stored hashes of endpoints the caller has read in its scope (a sealed export; never shown by the API). */
+  async hashesOf(endpoints: readonly Pick<Endpoint, 'id'>[]): Promise<Map<string, string>> {
+    return this.#store.passwordHashes(endpoints.map((endpoint) => endpoint.id));
+  }
+
+  /**
+   * Stores a hash exported from another account or installation as the endpoint's. Only the current forms are
+   * taken, PBKDF2 with a bounded number of rounds: a document must not make every log-in of a device cost more
+   * than the service's own hashes (the KDF line is shared by all accounts). `IOTB_REQUEST_VALIDATION` otherwise.
+   */
+  async storeHash(endpoint: Endpoint, hash: string): Promise<void> {
+    checkImportedHash(hash);
+    await this.store(endpoint, { hash, generated: undefined });
   }
 
   /** Removes the endpoint's device password, after which it cannot log in with one; idempotent (no error when none is set). */

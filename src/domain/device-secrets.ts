@@ -1,6 +1,7 @@
 import { createHash, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
 import { verifyPassword } from './secrets.js';
 import { WorkGate } from './work-gate.js';
+import { AppError } from '../errors.js';
 
 /**
  * How device passwords are stored and checked. A device logs in on every connection, and after a restart a
@@ -44,6 +45,18 @@ export function newDeviceSecret(): string {
 /** The stored form of a generated secret. */
 export function hashGeneratedSecret(secret: string): string {
   return `sha256$${sha256(secret).toString('base64url')}`;
+}
+
+/** Refuses a hash from outside (an import) unless it is a current form with no more PBKDF2 rounds than the service's own. */
+export function checkImportedHash(hash: string): void {
+  const parts = hash.split('$');
+  const base64url = /^[A-Za-z0-9_-]{16,100}$/;
+  if (parts[0] === 'sha256' && parts.length === 2 && /^[A-Za-z0-9_-]{43}$/.test(parts[1]!)) return;
+  if (parts[0] === 'pbkdf2-sha512' && parts.length === 4) {
+    const rounds = Number(parts[1]);
+    if (Number.isInteger(rounds) && rounds >= 1000 && rounds <= DEVICE_PBKDF2_ITERATIONS && base64url.test(parts[2]!) && base64url.test(parts[3]!)) return;
+  }
+  throw new AppError('IOTB_REQUEST_VALIDATION', `a device password hash must be sha256$… or pbkdf2-sha512$<1000–${DEVICE_PBKDF2_ITERATIONS}>$…: set this device's password again instead`);
 }
 
 /** The stored form of a password a person chose, made in `line`. */

@@ -27,6 +27,8 @@ export interface StoredSecurity {
 
 export interface DeviceSecurityStore {
   get(endpointId: string): Promise<StoredSecurity | undefined>;
+  /** Those of these endpoints that have one, by endpoint id (export). */
+  getMany(endpointIds: readonly string[]): Promise<Map<string, StoredSecurity>>;
   byPskIdentity(identity: string): Promise<StoredSecurity | undefined>;
   /** Stores it; false when the PSK identity belongs to another endpoint. */
   put(security: StoredSecurity): Promise<boolean>;
@@ -89,6 +91,11 @@ export class DeviceSecurity {
     if (!(await this.#store.remove(endpoint.id))) throw new AppError('IOTB_SECURITY_NOT_FOUND');
     this.#recent.delete(endpoint.id);
     for (const listener of this.#changed) listener(endpoint.id, previous);
+  }
+
+  /** The stored security of endpoints the caller has read in its scope, key included (a sealed export). */
+  async storedOf(endpoints: readonly Pick<Endpoint, 'id'>[]): Promise<Map<string, StoredSecurity>> {
+    return this.#store.getMany(endpoints.map((endpoint) => endpoint.id));
   }
 
   /** The security an endpoint's device must use (for the protocol servers; no scope). */

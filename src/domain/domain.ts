@@ -29,6 +29,8 @@ import { Reports } from '../reports/reports.js';
 import { Logs } from '../logs/logs.js';
 import type { LogStore } from '../logs/model.js';
 import { Triggers, type TriggerStore } from '../triggers/triggers.js';
+import type { SolutionStore } from '../solutions/model.js';
+import { Solutions } from '../solutions/solutions.js';
 
 /** The domain services: the only code that changes state. HTTP routes, scripts and protocol adapters all call these. */
 export interface Domain {
@@ -68,12 +70,15 @@ export interface Domain {
   readonly alerts: Alerts;
   /** What an account may see of its scripts, API calls, devices and changes (src/logs/). */
   readonly logs: Logs;
+  /** Solution templates: the catalogue, installs into accounts, their history, once-events (src/solutions/). */
+  readonly solutions: Solutions;
 }
 
 export interface DomainStores extends LocationStores {
   readonly reports: ReportStore;
   readonly alerts: AlertStore;
   readonly logs: LogStore;
+  readonly solutions: SolutionStore;
   readonly accounts: AccountStore;
   readonly tokens: TokenStore;
   readonly users: UserStore;
@@ -178,5 +183,15 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
     log: (entry) => logs.write(entry),
   });
   const alerts = new Alerts(stores.alerts, alertRules, notifier);
-  return { accounts, tokens, users, services, endpoints, credentials, provisioning, security, files, fileLinks, events, history, eventStreams, replies, triggers, executions, metrics, location, reports, reportMailer, alertRules, alerts, logs };
+  // Installs run through the Importer, which takes the whole domain: read when an install runs.
+  const solutions = new Solutions({
+    store: stores.solutions,
+    files,
+    domain: () => domain,
+    publish: (event) => events.publish(event),
+    published: async (accountId, eventId) => (await stores.events.get(accountId, eventId)) !== undefined,
+    onFailure: (error) => outbound.onDeliveryFailure?.('a once-event', error),
+  });
+  const domain: Domain = { accounts, tokens, users, services, endpoints, credentials, provisioning, security, files, fileLinks, events, history, eventStreams, replies, triggers, executions, metrics, location, reports, reportMailer, alertRules, alerts, logs, solutions };
+  return domain;
 }

@@ -98,6 +98,8 @@ export interface EndpointStore {
   passwordHash(endpointId: string): Promise<{ hash: string; updatedAt: string } | undefined>;
   /** Sets or replaces the endpoint's device password hash. */
   setPasswordHash(endpointId: string, hash: string, updatedAt: string): Promise<void>;
+  /** The stored password hashes of those of these endpoints that have one (export). */
+  passwordHashes(endpointIds: readonly string[]): Promise<Map<string, string>>;
   /** Removes the endpoint's device password hash; false when none was set. */
   deletePasswordHash(endpointId: string): Promise<boolean>;
   /** Endpoints with this key in any account's services of `serviceType` (device log-in on a shared port), oldest first. */

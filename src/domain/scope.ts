@@ -10,6 +10,8 @@ export interface Principal {
   readonly userId: string | null;
   /** Epoch ms, or null for tokens that do not expire. */
   readonly expiresAt: number | null;
+  /** A support token a Super-Admin issued (`POST /super/impersonate`): who issued it. Absent otherwise. */
+  readonly impersonatedBy?: string | undefined;
 }
 
 export type TokenKind = 'api' | 'app' | 'user';

@@ -15,6 +15,8 @@ export interface TokenInfo {
   readonly userId: string | null;
   readonly createdAt: string;
   readonly expiresAt: string | null;
+  /** Who issued this support token (`POST /super/impersonate`); absent on every other token. */
+  readonly impersonatedBy?: string | undefined;
 }
 
 /** What `create` returns, the only time the secret is shown. */
@@ -122,6 +124,22 @@ export class Tokens {
     return true;
   }
 
+  /**
+   * A support token acting in `accountId` for a Super-Admin (never a Super-Admin token itself): a user token when
+   * `userId` is given, else an API token; it expires after `ttlSeconds` and carries who issued it.
+   */
+  impersonation(target: { accountId: string; userId: string | null }, issuedBy: string, ttlSeconds: number): Promise<IssuedToken> {
+    return this.#issue({
+      accountId: target.accountId,
+      kind: target.userId === null ? 'api' : 'user',
+      name: `support access by ${issuedBy}`,
+      superAdmin: false,
+      userId: target.userId,
+      expiresAt: Date.now() + ttlSeconds * 1000,
+      impersonatedBy: issuedBy,
+    });
+  }
+
   /** Issues a Super-Admin API token of the root account (first start, `iotbridge token create`). */
   issueRootToken(rootAccountId: string, name: string): Promise<IssuedToken> {
     return this.#issue({ accountId: rootAccountId, kind: 'api', name, superAdmin: true, userId: null, expiresAt: null });
@@ -173,8 +191,10 @@ function tokenFields(fields: {
   superAdmin: boolean;
   userId: string | null;
   expiresAt: number | null;
+  impersonatedBy?: string | undefined;
 }): TokenInfo {
   return {
+    ...(fields.impersonatedBy === undefined ? {} : { impersonatedBy: fields.impersonatedBy }),
     id: newId(),
     name: fields.name,
     type: fields.kind,
@@ -196,6 +216,7 @@ function toPrincipal(token: TokenRecord, accountPath: string): Principal {
     superAdmin: token.superAdmin && isRootPath(accountPath),
     userId: token.userId,
     expiresAt: token.expiresAt === null ? null : Date.parse(token.expiresAt),
+    ...(token.impersonatedBy === undefined ? {} : { impersonatedBy: token.impersonatedBy }),
   };
 }
 

@@ -3,6 +3,7 @@
 import { Type, type Static } from 'typebox';
 import { ServiceWrite, Tag, TriggerWrite } from '../api/schemas.js';
 import { COLUMN_TYPES } from '../reports/model.js';
+import { SecretsHeader } from './sealing.js';
 
 /** The document's format version: an import refuses a newer one. */
 export const DOCUMENT_VERSION = 1;
@@ -21,6 +22,16 @@ export const EndpointItem = Type.Object(
     parameters: Type.Optional(Json),
     trace: Type.Optional(Type.Boolean()),
     storage: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Type.Unknown(), { description: 'Stored objects by name' })),
+    credentials: Type.Optional(
+      Type.Object({ passwordHash: Type.String({ maxLength: 300, description: 'The stored hash of the device password, never the password (sealed)' }) }, { additionalProperties: false, description: 'Exported with ?secrets=true only' }),
+    ),
+    security: Type.Optional(
+      Type.Union([
+        Type.Object({ mode: Type.Literal('psk'), identity: Type.String({ minLength: 1, maxLength: 128 }), key: Type.String({ maxLength: 200, description: 'Hex (sealed)' }) }, { additionalProperties: false }),
+        Type.Object({ mode: Type.Literal('x509') }, { additionalProperties: false }),
+      ], { description: 'DTLS security (docs/dtls.md); psk only with ?secrets=true' }),
+    ),
+    bootstrap: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "The endpoint's own LwM2M bootstrap configuration, as PUT /endpoints/{ref}/bootstrap takes it; keys sealed" })),
   },
   { additionalProperties: false },
 );
@@ -54,6 +65,17 @@ export const AlertRuleItem = Type.Object(
   { additionalProperties: false },
 );
 
+export const GeofenceItem = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+    tags: Type.Optional(Type.Array(Tag, { maxItems: 100 })),
+    geometry: Type.Optional(Json),
+    circle: Type.Optional(Json),
+  },
+  { additionalProperties: false, description: 'As POST /geofences takes it' },
+);
+
 /** Information only: file contents are not in the document (an import reports the files it does not have). */
 export const FileItem = Type.Object({ name: Type.String(), size: Type.Integer(), sha256: Type.String(), contentType: Type.String(), version: Type.Union([Type.String(), Type.Null()]) });
 
@@ -64,7 +86,9 @@ export const ExportDocument = Type.Object(
     exportedAt: Type.Optional(Type.String({ format: 'date-time' })),
     services: Type.Optional(Type.Array(ServiceItem)),
     triggers: Type.Optional(Type.Array(TriggerItem, { description: 'Library triggers too (`library: true`); globals with their `protected` flag' })),
+    secrets: Type.Optional(SecretsHeader),
     endpoints: Type.Optional(Type.Array(EndpointItem)),
+    geofences: Type.Optional(Type.Array(GeofenceItem)),
     reports: Type.Optional(Type.Array(ReportItem)),
     alertRules: Type.Optional(Type.Array(AlertRuleItem, { description: 'Webhook secrets are not exported: an imported rule keeps the secret of the rule of its name, if any' })),
     files: Type.Optional(Type.Array(FileItem)),
@@ -77,7 +101,8 @@ export type EndpointItem = Static<typeof EndpointItem>;
 export type TriggerItem = Static<typeof TriggerItem>;
 export type ReportItem = Static<typeof ReportItem>;
 export type AlertRuleItem = Static<typeof AlertRuleItem>;
+export type GeofenceItem = Static<typeof GeofenceItem>;
 
 /** Sections in the order an import applies them: what later items refer to comes first. */
-export const SECTIONS = ['services', 'triggers', 'endpoints', 'reports', 'alertRules'] as const;
+export const SECTIONS = ['services', 'triggers', 'endpoints', 'geofences', 'reports', 'alertRules'] as const;
 export type Section = (typeof SECTIONS)[number];

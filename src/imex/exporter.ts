@@ -2,10 +2,23 @@ import type { Domain } from '../domain/domain.js';
 import { PLATFORM_STATUS_DETAILS, type Endpoint } from '../domain/endpoints.js';
 import type { Scope } from '../domain/scope.js';
 import type { Service } from '../domain/services.js';
-import { DOCUMENT_FORMAT, DOCUMENT_VERSION, type AlertRuleItem, type EndpointItem, type ReportItem, type ServiceItem, type TriggerItem } from './document.js';
+import type { BootstrapConfig } from '../lwm2m/bootstrap/config.js';
+import type { BootstrapConfigs } from '../lwm2m/bootstrap/configs.js';
+import { DOCUMENT_FORMAT, DOCUMENT_VERSION, type AlertRuleItem, type EndpointItem, type GeofenceItem, type ReportItem, type ServiceItem, type TriggerItem } from './document.js';
+import type { Sealer } from './sealing.js';
 
 /** Objects read from the store at a time: the export holds one page, never the account. */
 const PAGE = 500;
+
+/** Options the service type keeps secret: sealed in a secrets export, left out otherwise. */
+const SECRET_SERVICE_OPTIONS = ['webhookSecret', 'apiKey'] as const;
+
+export interface ExportOptions {
+  /** Set: secrets are exported, each sealed with the passphrase's key (docs/imex.md "Secrets"). */
+  readonly sealer?: Sealer | undefined;
+  /** The LwM2M endpoints' own bootstrap configurations (the protocol layer keeps them). */
+  readonly bootstrapConfigs?: BootstrapConfigs | undefined;
+}
 
 /**
  * The account's configuration as the import/export document, produced piece by piece (docs/imex.md): services,
@@ -13,11 +26,13 @@ const PAGE = 500;
  * file information. Items refer to each other by name and key. Secrets stay behind: device credentials, webhook
  * secrets, DTLS keys.
  */
-export async function* exportDocument(domain: Domain, scope: Scope): AsyncGenerator<string> {
+export async function* exportDocument(domain: Domain, scope: Scope, options: ExportOptions = {}): AsyncGenerator<string> {
+  const { sealer } = options;
   yield `{"format":${JSON.stringify(DOCUMENT_FORMAT)},"version":${DOCUMENT_VERSION},"exportedAt":${JSON.stringify(new Date().toISOString())}`;
+  if (sealer) yield `,"secrets":${JSON.stringify(sealer.header)}`;
   const services = await all((page) => domain.services.list(scope, {}, page));
   const serviceNames = new Map(services.map((service) => [service.id, service.name]));
-  yield* section('services', toItems(services, serviceItem));
+  yield* section('services', toItems(services, (service) => serviceItem(service, sealer)));
   const triggers = await all((page) => domain.triggers.list(scope, page));
   const triggerNames = new Map(triggers.map((trigger) => [trigger.id, trigger.name]));
   yield* section(
@@ -33,19 +48,31 @@ export async function* exportDocument(domain: Domain, scope: Scope): AsyncGenera
       ...(trigger.form === undefined || trigger.form === null ? {} : { form: trigger.form }),
     })),
   );
-  yield* section('endpoints', endpointItems(domain, scope, serviceNames));
+  yield* section('endpoints', endpointItems(domain, scope, serviceNames, options));
+  const geofences = await all((page) => domain.location.geofences.list(scope, {}, page));
+  yield* section(
+    'geofences',
+    toItems(geofences, (geofence): GeofenceItem => ({
+      name: geofence.name,
+      description: geofence.description,
+      tags: geofence.tags,
+      ...(geofence.geometry && { geometry: geofence.geometry as unknown as Record<string, unknown> }),
+      ...(geofence.circle && { circle: { ...geofence.circle } }),
+    })),
+  );
   const reports = await domain.reports.list(scope);
   yield* section(
     'reports',
     toItems(reports, (report): ReportItem => ({ name: report.name, description: report.description, columns: report.columns, retentionDays: report.retentionDays })),
   );
   const rules = await domain.alertRules.list(scope, {});
+  const webhookSecrets = new Map(sealer ? (await domain.alertRules.withSecrets(scope)).map((rule) => [rule.id, rule.notify.webhook?.secret]) : []);
   yield* section(
     'alertRules',
     toItems(rules, (rule): AlertRuleItem => {
       const { triggerId, ...condition } = rule.condition as { triggerId?: string };
       const trigger = triggerId === undefined ? {} : { trigger: triggerNames.get(triggerId) ?? triggerId };
-      const webhook = rule.notify.webhook && { url: rule.notify.webhook.url };
+      const webhook = rule.notify.webhook && { url: rule.notify.webhook.url, ...(sealer && webhookSecrets.get(rule.id) !== undefined && { secret: sealer.seal(webhookSecrets.get(rule.id)) as never }) };
       return {
         name: rule.name,
         severity: rule.severity,
@@ -64,8 +91,40 @@ export async function* exportDocument(domain: Domain, scope: Scope): AsyncGenera
   yield '}\n';
 }
 
-function serviceItem(service: Service): ServiceItem {
-  return { name: service.name, type: service.type, options: service.options };
+/** A service's options, its secrets (and its default bootstrap configuration's keys) sealed or left out. */
+function serviceItem(service: Service, sealer: Sealer | undefined): ServiceItem {
+  const options: Record<string, unknown> = { ...service.options };
+  for (const name of SECRET_SERVICE_OPTIONS) {
+    if (options[name] === undefined) continue;
+    if (sealer) options[name] = sealer.seal(options[name]);
+    else delete options[name];
+  }
+  if (isObject(options.bootstrap)) {
+    const bootstrap = sealedBootstrap(options.bootstrap, sealer);
+    if (bootstrap) options.bootstrap = bootstrap;
+    else delete options.bootstrap;
+  }
+  return { name: service.name, type: service.type, options };
+}
+
+/** A bootstrap configuration with its servers' keys sealed; undefined when it has keys and there is no sealer. */
+function sealedBootstrap(config: Record<string, unknown>, sealer: Sealer | undefined): Record<string, unknown> | undefined {
+  const servers = Array.isArray(config.servers) ? (config.servers as unknown[]) : [];
+  const secret = (server: unknown) => isObject(server) && (server.pskKey !== undefined || server.privateKey !== undefined);
+  if (!servers.some(secret)) return config;
+  if (!sealer) return undefined;
+  return {
+    ...config,
+    servers: servers.map((server) => {
+      if (!isObject(server)) return server;
+      const { pskKey, privateKey, ...rest } = server;
+      return { ...rest, ...(pskKey !== undefined && { pskKey: sealer.seal(pskKey) }), ...(privateKey !== undefined && { privateKey: sealer.seal(privateKey) }) };
+    }),
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 async function* section(name: string, items: AsyncIterable<unknown> | Iterable<unknown>): AsyncGenerator<string> {
@@ -82,12 +141,26 @@ function* toItems<T, I>(objects: readonly T[], item: (object: T) => I): Generato
   for (const object of objects) yield item(object);
 }
 
-/** Endpoints a page at a time, in key order, with their stored objects. */
-async function* endpointItems(domain: Domain, scope: Scope, serviceNames: ReadonlyMap<string, string>): AsyncGenerator<EndpointItem> {
+/** Endpoints a page at a time, in key order, with their stored objects, security and own bootstrap configuration. */
+async function* endpointItems(domain: Domain, scope: Scope, serviceNames: ReadonlyMap<string, string>, { sealer, bootstrapConfigs }: ExportOptions): AsyncGenerator<EndpointItem> {
   for (let offset = 0; ; offset += PAGE) {
     const page = await domain.endpoints.list(scope, {}, { offset, limit: PAGE });
     const storage = await domain.endpoints.storageOf(scope, page.items.map((endpoint) => endpoint.id));
-    for (const endpoint of page.items) yield endpointItem(endpoint, serviceNames, storage.get(endpoint.id));
+    const security = await domain.security.storedOf(page.items);
+    const hashes = sealer ? await domain.credentials.hashesOf(page.items) : new Map<string, string>();
+    const bootstrap = bootstrapConfigs ? await bootstrapConfigs.ownMany(page.items) : new Map<string, BootstrapConfig>();
+    for (const endpoint of page.items) {
+      const item: EndpointItem = endpointItem(endpoint, serviceNames, storage.get(endpoint.id));
+      const hash = hashes.get(endpoint.id);
+      if (sealer && hash !== undefined) item.credentials = { passwordHash: sealer.seal(hash) as never };
+      const stored = security.get(endpoint.id);
+      if (stored?.mode === 'x509') item.security = { mode: 'x509' };
+      if (stored?.mode === 'psk' && sealer) item.security = { mode: 'psk', identity: stored.pskIdentity ?? '', key: sealer.seal(stored.pskKey) as never };
+      const own = bootstrap.get(endpoint.id);
+      const config = own && sealedBootstrap(own as unknown as Record<string, unknown>, sealer);
+      if (config) item.bootstrap = config;
+      yield item;
+    }
     if (page.items.length < PAGE) return;
   }
 }

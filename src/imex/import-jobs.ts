@@ -13,6 +13,9 @@ import { isoTime } from '../domain/time.js';
 import { AppError } from '../errors.js';
 import { DOCUMENT_FORMAT, DOCUMENT_VERSION, SECTIONS, type Section } from './document.js';
 import { Importer, type ImportCounts } from './importer.js';
+import { Sealer, SecretsHeader } from './sealing.js';
+import type { BootstrapConfigs } from '../lwm2m/bootstrap/configs.js';
+import { Value } from 'typebox/value';
 
 /** Finished jobs kept to be read back (per process), and for how long. */
 const JOBS_KEPT = 200;
@@ -37,22 +40,29 @@ export interface ImportJob {
  */
 export class ImportJobs {
   readonly #domain: Domain;
+  readonly #bootstrapConfigs: BootstrapConfigs | undefined;
   readonly #jobs = new Map<string, { job: ImportJob; finished: Promise<void> }>();
 
-  constructor(domain: Domain) {
+  constructor(domain: Domain, options: { bootstrapConfigs?: BootstrapConfigs | undefined } = {}) {
     this.#domain = domain;
+    this.#bootstrapConfigs = options.bootstrapConfigs;
   }
 
-  /** Checks the document's format and version (400 when it is not an import document), then starts the job. */
-  async start(scope: Scope, file: string, options: { dryRun: boolean }): Promise<ImportJob> {
+  /**
+   * Checks the document's format and version (400 when it is not an import document) and, when it holds sealed
+   * secrets, the passphrase (400 `IOTB_IMEX_PASSPHRASE`), then starts the job.
+   */
+  async start(scope: Scope, file: string, options: { dryRun: boolean; passphrase?: string | undefined }): Promise<ImportJob> {
+    let sealer: Sealer | undefined;
     try {
-      await checkHeader(file);
+      const secrets = await checkHeader(file);
+      sealer = secrets && (await Sealer.forImport(secrets, options.passphrase));
     } catch (error) {
       await rm(file, { force: true });
       throw error;
     }
     this.#evict();
-    const importer = new Importer(this.#domain, scope, options);
+    const importer = new Importer(this.#domain, scope, { dryRun: options.dryRun, sealer, bootstrapConfigs: this.#bootstrapConfigs });
     const job: ImportJob = { id: newId(), accountId: scope.accountId, state: 'running', dryRun: options.dryRun, startedAt: isoTime(Date.now()), finishedAt: null, error: null, counts: importer.counts };
     const finished = importer
       .run((section) => readSection(file, section, (reason) => importer.refuse('document', section, reason)))
@@ -101,13 +111,14 @@ export class ImportJobs {
   }
 }
 
-/** The document's `format` and `version`, read by the same streaming parser; a parse error is the document's. */
-async function checkHeader(file: string): Promise<void> {
+/** The document's `format`, `version` and `secrets` header, read by the same streaming parser; a parse error is the document's. */
+async function checkHeader(file: string): Promise<SecretsHeader | undefined> {
   let format: unknown;
   let version: unknown;
+  let secrets: unknown;
   try {
     await wholeJson(file);
-    [format, version] = [await firstValue(file, 'format'), await firstValue(file, 'version')];
+    [format, version, secrets] = [await firstValue(file, 'format'), await firstValue(file, 'version'), await firstValue(file, 'secrets')];
   } catch (error) {
     throw new AppError('IOTB_IMPORT_DOCUMENT', `The document is not JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -115,6 +126,9 @@ async function checkHeader(file: string): Promise<void> {
   if (typeof version !== 'number' || version > DOCUMENT_VERSION) {
     throw new AppError('IOTB_IMPORT_DOCUMENT', `The document's "version" is ${JSON.stringify(version)}: this service reads versions up to ${DOCUMENT_VERSION}`);
   }
+  if (secrets === undefined) return undefined;
+  if (!Value.Check(SecretsHeader, secrets)) throw new AppError('IOTB_IMPORT_DOCUMENT', 'The document\'s "secrets" header is not one GET /imex/export writes');
+  return secrets;
 }
 
 /** Reads the file through the tokenizer once: a truncated or broken document is refused before anything is imported. */

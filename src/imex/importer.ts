@@ -12,7 +12,12 @@ import type { Service, ServiceInput } from '../domain/services.js';
 import { AppError } from '../errors.js';
 import { createEvent } from '../events/event.js';
 import type { GlobalVariable, Trigger, TriggerInput } from '../triggers/triggers.js';
-import { AlertRuleItem, EndpointItem, ReportItem, ServiceItem, TriggerItem, type Section } from './document.js';
+import { checkImportedHash } from '../domain/device-secrets.js';
+import type { Geofence } from '../location/model.js';
+import { normalizeBootstrapConfig } from '../lwm2m/bootstrap/config.js';
+import type { BootstrapConfigs } from '../lwm2m/bootstrap/configs.js';
+import { AlertRuleItem, EndpointItem, GeofenceItem, ReportItem, ServiceItem, TriggerItem, type Section } from './document.js';
+import { openSealedValues, type Sealer } from './sealing.js';
 
 /** Items that go through the real-time path (one by one, as the API would) before bulk mode takes over. */
 export const REAL_TIME_ITEMS = 500;
@@ -26,6 +31,12 @@ export interface Refusal {
   /** The item's name or key, or its position when it has none. */
   readonly item: string;
   readonly reason: string;
+}
+
+export interface ImportOptions {
+  readonly dryRun: boolean;
+  readonly sealer?: Sealer | undefined;
+  readonly bootstrapConfigs?: BootstrapConfigs | undefined;
 }
 
 export interface ImportCounts {
@@ -57,14 +68,20 @@ export class Importer {
   /** Service names a dry run would create: endpoints may refer to them. */
   readonly #plannedServices = new Set<string>();
   #triggerIds = new Map<string, string>();
-  #batch: Array<{ endpoint: Endpoint; storage: Record<string, unknown> | undefined }> = [];
+  #batch: Array<{ endpoint: Endpoint; item: EndpointItem }> = [];
+  readonly #sealer: Sealer | undefined;
+  readonly #bootstrapConfigs: BootstrapConfigs | undefined;
+  #geofences = new Map<string, Geofence>();
   /** Service id and key of every endpoint read so far: a key twice in the document is refused the second time. */
   readonly #endpointsSeen = new Set<string>();
 
-  constructor(domain: Domain, scope: Scope, options: { dryRun: boolean }) {
+  /** `sealer` opens the document's sealed secrets; `bootstrapConfigs` takes endpoints' own LwM2M bootstrap configurations. */
+  constructor(domain: Domain, scope: Scope, options: ImportOptions) {
     this.#domain = domain;
     this.#scope = scope;
     this.#dryRun = options.dryRun;
+    this.#sealer = options.sealer;
+    this.#bootstrapConfigs = options.bootstrapConfigs;
   }
 
   get bulk(): boolean {
@@ -78,6 +95,8 @@ export class Importer {
     for await (const item of read('triggers')) await this.#item('triggers', item, TriggerItem, (value) => this.#trigger(value));
     for await (const item of read('endpoints')) await this.#item('endpoints', item, EndpointItem, (value) => this.#endpoint(value));
     await this.#flush();
+    this.#geofences = new Map((await all((page) => this.#domain.location.geofences.list(this.#scope, {}, page))).map((geofence) => [geofence.name, geofence]));
+    for await (const item of read('geofences')) await this.#item('geofences', item, GeofenceItem, (value) => this.#geofence(value));
     for await (const item of read('reports')) await this.#item('reports', item, ReportItem, (value) => this.#report(value));
     this.#triggerIds = new Map((await all((page) => this.#domain.triggers.list(this.#scope, page))).map((trigger) => [trigger.name, trigger.id]));
     for await (const item of read('alertRules')) await this.#item('alertRules', item, AlertRuleItem, (value) => this.#alertRule(value));
@@ -88,10 +107,16 @@ export class Importer {
   }
 
   /** One item: checked against its schema, applied, counted; a refusal is recorded and the import goes on. */
-  async #item<S extends TSchema>(section: Section, raw: unknown, schema: S, apply: (value: never) => Promise<'created' | 'updated' | 'unchanged' | 'batched'>): Promise<void> {
-    const label = itemLabel(raw, this.counts.processed);
+  async #item<S extends TSchema>(section: Section, sealed: unknown, schema: S, apply: (value: never) => Promise<'created' | 'updated' | 'unchanged' | 'batched'>): Promise<void> {
+    const label = itemLabel(sealed, this.counts.processed);
     this.counts.processed++;
-    if (nestsDeeperThan(raw)) return this.refuse(section, label, `the item nests deeper than ${MAX_JSON_DEPTH} levels`);
+    if (nestsDeeperThan(sealed)) return this.refuse(section, label, `the item nests deeper than ${MAX_JSON_DEPTH} levels`);
+    let raw: unknown;
+    try {
+      raw = openSealedValues(sealed, this.#sealer);
+    } catch (error) {
+      return this.refuse(section, label, reasonOf(error));
+    }
     if (!Value.Check(schema, raw)) {
       const first = Value.Errors(schema, raw)[0];
       this.refuse(section, label, first ? `${first.instancePath || '/'} ${first.message}` : 'not an item of this section');
@@ -157,22 +182,24 @@ export class Importer {
     this.#endpointsSeen.add(seen);
     const input: EndpointInput = { key: item.key, serviceId: service.id, tags: item.tags, statusDetails: withoutPlatformDetails(item.statusDetails ?? {}), parameters: item.parameters, trace: item.trace };
     const current = (await this.#domain.endpoints.byKeys(this.#scope, service.id, [item.key])).get(item.key);
-    if (current) return this.#existingEndpoint(current, input, item.storage);
+    if (current) return this.#existingEndpoint(current, input, item);
     if (this.#dryRun) {
-      this.#domain.endpoints.build(this.#scope, input);
+      await this.#extras(this.#domain.endpoints.build(this.#scope, input), item, true);
       return 'created';
     }
     if (!this.bulk) {
       const created = await this.#domain.endpoints.create(this.#scope, input);
       await this.#putStorage(created, item.storage);
+      await this.#extras(created, item, false);
       return 'created';
     }
-    this.#batch.push({ endpoint: this.#domain.endpoints.build(this.#scope, input), storage: item.storage });
+    this.#batch.push({ endpoint: this.#domain.endpoints.build(this.#scope, input), item });
     if (this.#batch.length >= BATCH) await this.#flush();
     return 'batched';
   }
 
-  async #existingEndpoint(current: Endpoint, input: EndpointInput, storage: Record<string, unknown> | undefined): Promise<'updated' | 'unchanged'> {
+  async #existingEndpoint(current: Endpoint, input: EndpointInput, item: EndpointItem): Promise<'updated' | 'unchanged'> {
+    const storage = item.storage;
     const stored = (await this.#domain.endpoints.storageOf(this.#scope, [current.id])).get(current.id) ?? {};
     const storageChanged = storage !== undefined && Object.entries(storage).some(([name, value]) => !isDeepStrictEqual(stored[name], value));
     const fieldsChanged =
@@ -180,10 +207,12 @@ export class Importer {
       !isDeepStrictEqual(withoutPlatformDetails(current.statusDetails), input.statusDetails ?? {}) ||
       !isDeepStrictEqual(current.parameters, input.parameters ?? {}) ||
       current.trace !== (input.trace ?? false);
-    if (!fieldsChanged && !storageChanged) return 'unchanged';
+    const extrasChanged = await this.#extras(current, item, true);
+    if (!fieldsChanged && !storageChanged && !extrasChanged) return 'unchanged';
     if (this.#dryRun) return 'updated';
     const saved = fieldsChanged ? await this.#domain.endpoints.replace(this.#scope, current.id, input) : current;
     if (storageChanged) await this.#putStorage(saved, storage);
+    if (extrasChanged) await this.#extras(saved, item, false);
     return 'updated';
   }
 
@@ -192,22 +221,87 @@ export class Importer {
     const batch = this.#batch;
     this.#batch = [];
     if (batch.length === 0) return;
+    let inserted = false;
     try {
       await this.#domain.endpoints.insertMany(this.#scope, batch.map((queued) => queued.endpoint));
-      for (const queued of batch) await this.#putStorage(queued.endpoint, queued.storage);
-      this.counts.created += batch.length;
+      inserted = true;
     } catch {
+      // Found item by item below.
+    }
+    if (inserted) {
+      for (const { endpoint, item } of batch) {
+        this.counts.created++;
+        try {
+          await this.#putStorage(endpoint, item.storage);
+          await this.#extras(endpoint, item, false);
+        } catch (error) {
+          this.refuse('endpoints', endpoint.key, `created, but: ${reasonOf(error)}`);
+        }
+      }
+    } else {
       for (const queued of batch) {
         try {
           const { key, serviceId, tags, statusDetails, parameters, trace } = queued.endpoint;
           const created = await this.#domain.endpoints.create(this.#scope, { key, serviceId, tags, statusDetails, parameters, trace });
-          await this.#putStorage(created, queued.storage);
+          await this.#putStorage(created, queued.item.storage);
+          await this.#extras(created, queued.item, false);
           this.counts.created++;
         } catch (error) {
           this.refuse('endpoints', queued.endpoint.key, reasonOf(error));
         }
       }
     }
+  }
+
+  /**
+   * The endpoint's device password hash, DTLS security and own bootstrap configuration from the item (what the item
+   * leaves out is left as it is) → whether any differs from what is stored. `check`: only compare (and validate).
+   */
+  async #extras(endpoint: Endpoint, item: EndpointItem, check: boolean): Promise<boolean> {
+    let changed = false;
+    if (item.credentials) {
+      checkImportedHash(item.credentials.passwordHash);
+      const current = (await this.#domain.credentials.hashesOf([endpoint])).get(endpoint.id);
+      if (current !== item.credentials.passwordHash) {
+        changed = true;
+        if (!check) await this.#domain.credentials.storeHash(endpoint, item.credentials.passwordHash);
+      }
+    }
+    if (item.security) {
+      const wanted = item.security;
+      const current = (await this.#domain.security.storedOf([endpoint])).get(endpoint.id);
+      const same = wanted.mode === 'x509' ? current?.mode === 'x509' : current?.mode === 'psk' && current.pskIdentity === wanted.identity && current.pskKey === wanted.key.toLowerCase();
+      if (!same) {
+        changed = true;
+        if (!check) await this.#domain.security.put(this.#scope, endpoint.id, wanted);
+      }
+    }
+    if (item.bootstrap && this.#bootstrapConfigs) {
+      const wanted = normalizeBootstrapConfig(item.bootstrap);
+      const current = (await this.#bootstrapConfigs.ownMany([endpoint])).get(endpoint.id);
+      if (!isDeepStrictEqual(current, wanted)) {
+        changed = true;
+        if (!check) await this.#bootstrapConfigs.put(endpoint, item.bootstrap);
+      }
+    }
+    return changed;
+  }
+
+  async #geofence(item: GeofenceItem): Promise<'created' | 'updated' | 'unchanged'> {
+    const current = this.#geofences.get(item.name);
+    const geofences = this.#domain.location.geofences;
+    if (!current) {
+      if (!this.#dryRun) this.#geofences.set(item.name, await geofences.create(this.#scope, item));
+      return 'created';
+    }
+    const same =
+      (item.description ?? null) === current.description &&
+      isDeepStrictEqual(item.tags ?? [], current.tags) &&
+      isDeepStrictEqual(item.geometry, current.geometry) &&
+      isDeepStrictEqual(item.circle, current.circle);
+    if (same) return 'unchanged';
+    if (!this.#dryRun) this.#geofences.set(item.name, await geofences.replace(this.#scope, current.id, item));
+    return 'updated';
   }
 
   async #putStorage(endpoint: Endpoint, storage: Record<string, unknown> | undefined): Promise<void> {

@@ -39,6 +39,7 @@ function principalOf(scope: Scope): Record<string, unknown> {
     ...(principal.userId === null ? {} : { userId: principal.userId }),
     tokenId: principal.tokenId,
     ...(principal.accountId === scope.accountId ? {} : { actingFrom: principal.accountId }),
+    ...(principal.impersonatedBy === undefined ? {} : { impersonatedBy: principal.impersonatedBy }),
   };
 }
 

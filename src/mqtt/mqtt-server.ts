@@ -303,7 +303,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
     const retryAfter = this.#throttle.retryAfter(host, key);
     if (retryAfter > 0) return refused(REFUSAL.tooManyFailures, `too many failed log-ins from this address; checked again in ${Math.ceil(retryAfter / 1000)} s`);
     const matches: Endpoint[] = [];
-    const candidates = await this.#context.presence.findDevices('mqtt', key);
+    const candidates = await this.#context.presence.findDevices('mqtt', key, { withSuspended: true });
     for (const candidate of candidates) {
       if (await this.#context.domain.credentials.verify(candidate, password.toString('utf8'))) matches.push(candidate);
     }
@@ -316,6 +316,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
     this.#throttle.succeeded(host, key);
     if (matches.length > 1) return refused(REFUSAL.notAuthorized, 'several endpoints share this key and password', { endpointIds: matches.map((e) => e.id) });
     const endpoint = matches[0]!;
+    if (this.#context.presence.isSuspended(endpoint.accountId)) return refused(REFUSAL.notAuthorized, 'the account is suspended', { endpointId: endpoint.id });
     const target = await this.#directory.get(endpoint.serviceId);
     if (!target) return refused(REFUSAL.serverUnavailable, 'the service has unusable options', { serviceId: endpoint.serviceId });
     const wanted = endpoint.parameters.client_id;

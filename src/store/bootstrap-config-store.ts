@@ -17,6 +17,12 @@ export class SqlBootstrapConfigStore implements BootstrapConfigStore {
     return row && { endpointId: row.endpoint_id, config: fromJson<BootstrapConfig>(row.config), updatedAt: toIso(row.updated_at) };
   }
 
+  async getMany(endpointIds: readonly string[]): Promise<Map<string, StoredBootstrapConfig>> {
+    if (endpointIds.length === 0) return new Map();
+    const rows = await this.#db.selectFrom('lwm2m_bootstrap_configs').selectAll().where('endpoint_id', 'in', endpointIds).execute();
+    return new Map(rows.map((row) => [row.endpoint_id, { endpointId: row.endpoint_id, config: fromJson<BootstrapConfig>(row.config), updatedAt: toIso(row.updated_at) }]));
+  }
+
   async put(accountId: string, endpointId: string, config: BootstrapConfig, now: string): Promise<StoredBootstrapConfig> {
     const row = { endpoint_id: endpointId, account_id: accountId, config: toJson(config), updated_at: toMs(now) };
     await this.#db

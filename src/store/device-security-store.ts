@@ -16,6 +16,12 @@ export class SqlDeviceSecurityStore implements DeviceSecurityStore {
     return row && toStored(row);
   }
 
+  async getMany(endpointIds: readonly string[]): Promise<Map<string, StoredSecurity>> {
+    if (endpointIds.length === 0) return new Map();
+    const rows = await this.#db.selectFrom('endpoint_security').selectAll().where('endpoint_id', 'in', endpointIds).execute();
+    return new Map(rows.map((row) => [row.endpoint_id, toStored(row)]));
+  }
+
   async byPskIdentity(identity: string): Promise<StoredSecurity | undefined> {
     const row = await this.#db.selectFrom('endpoint_security').selectAll().where('psk_identity', '=', identity).executeTakeFirst();
     return row && toStored(row);

@@ -201,6 +201,12 @@ export class SqlEndpointStore implements EndpointStore {
     return row && { hash: row.password_hash, updatedAt: toIso(row.updated_at) };
   }
 
+  async passwordHashes(endpointIds: readonly string[]): Promise<Map<string, string>> {
+    if (endpointIds.length === 0) return new Map();
+    const rows = await this.#db.selectFrom('endpoint_credentials').select(['endpoint_id', 'password_hash']).where('endpoint_id', 'in', endpointIds).execute();
+    return new Map(rows.map((row) => [row.endpoint_id, row.password_hash]));
+  }
+
   async setPasswordHash(endpointId: string, hash: string, updatedAt: string): Promise<void> {
     const row = { endpoint_id: endpointId, password_hash: hash, updated_at: toMs(updatedAt) };
     await this.#db

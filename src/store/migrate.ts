@@ -34,6 +34,8 @@ import { metricsIndexes } from './migrations/0036-metrics-indexes.js';
 import { reportSchedules } from './migrations/0037-report-schedules.js';
 import { licence } from './migrations/0038-licence.js';
 import { oidc } from './migrations/0039-oidc.js';
+import { solutions } from './migrations/0040-solutions.js';
+import { superAdmin } from './migrations/0041-super-admin.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -72,6 +74,8 @@ function migrations(database: Database): Record<string, Migration> {
     '0037-report-schedules': reportSchedules(),
     '0038-licence': licence(),
     '0039-oidc': oidc(),
+    '0040-solutions': solutions(database.dialect),
+    '0041-super-admin': superAdmin(),
   };
 }
 

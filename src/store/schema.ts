@@ -40,6 +40,8 @@ export interface TokensTable {
   user_id: string | null;
   expires_at: number | null;
   created_at: number;
+  /** Who a support token was issued by (`POST /super/impersonate`, migration 0041); null for every other token. */
+  impersonated_by: string | null;
 }
 
 export interface ServicesTable {
@@ -383,6 +385,24 @@ export interface Schema {
   licence: LicenceTable;
   oidc_mapping: OidcMappingTable;
   oidc_identities: OidcIdentitiesTable;
+  solution_templates: SolutionTemplatesTable;
+  solution_installations: SolutionInstallationsTable;
+  solution_history: SolutionHistoryTable;
+  once_events: OnceEventsTable;
+  account_controls: AccountControlsTable;
+}
+
+/** An account's suspension and limits set by a Super-Admin (src/admin/, migration 0041); no row: neither. */
+export interface AccountControlsTable {
+  account_id: string;
+  suspended_at: number | null;
+  suspended_reason: string | null;
+  /** Who suspended it: a user id or token id of the root account. */
+  suspended_by: string | null;
+  max_endpoints: number | null;
+  events_per_second: number | null;
+  script_cpu_ms_per_minute: number | null;
+  updated_at: number;
 }
 
 /** One row (id 1): the external sign-in mapping set with PUT /auth/oidc/mapping, as JSON (src/oidc/). */
@@ -610,4 +630,61 @@ export function toJson(value: unknown): string {
 /** Reads a JSON column: both dialects hand it over as JSON text (see database.ts). */
 export function fromJson<T>(value: unknown): T {
   return JSON.parse(value as string) as T;
+}
+
+/** The template catalogue (src/solutions/): parameters and document as JSON text. */
+export interface SolutionTemplatesTable {
+  id: string;
+  account_id: string;
+  account_path: string;
+  name: string;
+  version: string;
+  description: string;
+  parameters: string;
+  document: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One installation per template name and account; `snapshot` (JSON) is what it applied, read back. */
+export interface SolutionInstallationsTable {
+  id: string;
+  account_id: string;
+  template_id: string;
+  template_name: string;
+  version: string;
+  parameters: string;
+  snapshot: string;
+  installed_at: number;
+  updated_at: number;
+  installed_by: string;
+}
+
+/** Installs, upgrades and uninstalls, in the order they were recorded (`seq`). */
+export interface SolutionHistoryTable {
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  installation_id: string;
+  template_id: string;
+  template: string;
+  version: string;
+  action: string;
+  outcome: string;
+  parameters: string;
+  details: string;
+  at: number;
+  acted_by: string;
+}
+
+/** A trigger's once-event, claimed (unique per trigger and key) before it is published; `emitted_at` once it was. */
+export interface OnceEventsTable {
+  trigger_id: string;
+  claim_key: string;
+  account_id: string;
+  event_id: string;
+  data: string;
+  claimed_at: number;
+  emitted_at: number | null;
 }

@@ -23,6 +23,7 @@ import { SqlReportStore } from './report-store.js';
 import { SqlAlertStore } from './alert-store.js';
 import { SqlLogStore } from './log-store.js';
 import { SqlLicenceStore } from './licence-store.js';
+import { SqlSolutionStore } from './solution-store.js';
 import type { LicenceStore } from '../licence/model.js';
 
 /** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations). */
@@ -67,6 +68,7 @@ export function sqlStores(database: Database, options: StoreOptions = {}): Store
     reports: new SqlReportStore(db),
     alerts: new SqlAlertStore(db),
     logs: new SqlLogStore(db, database.dialect),
+    solutions: new SqlSolutionStore(db),
     licence: new SqlLicenceStore(db),
   };
 }

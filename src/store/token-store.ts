@@ -25,6 +25,7 @@ export class SqlTokenStore implements TokenStore {
         user_id: token.userId,
         expires_at: token.expiresAt === null ? null : toMs(token.expiresAt),
         created_at: toMs(token.createdAt),
+        impersonated_by: token.impersonatedBy ?? null,
       })
       .execute();
   }
@@ -70,5 +71,6 @@ function toToken(row: Selectable<TokensTable>): TokenRecord {
     createdAt: toIso(row.created_at),
     expiresAt: row.expires_at === null ? null : toIso(row.expires_at),
     secretHash: row.secret_hash,
+    ...(row.impersonated_by === null ? {} : { impersonatedBy: row.impersonated_by }),
   };
 }

@@ -16,6 +16,12 @@ import { ScriptArgumentError, type HostFunction, type Namespace, type ScriptCont
 import type { Trigger } from './triggers.js';
 
 
+/** What the engine asks per account before it runs triggers for an event, and tells after each run (src/admin/). */
+export interface AccountGate {
+  triggersRun(accountId: string): boolean;
+  scriptRan(accountId: string, durationMs: number): void;
+}
+
 /**
  * Reacts to events: finds the account's enabled triggers listening to the event's type whose filters
  * hold, runs each in the sandbox, and records the execution. Nothing calls a trigger but this engine.
@@ -28,6 +34,8 @@ export class TriggerEngine {
   readonly #logger: Logger;
   /** False while triggers must not run (an expired licence): events are then handled without runs, never run later. */
   readonly #runs: () => boolean;
+  /** Per account: whether its triggers run now (a suspension, a script time budget), and what each run took. */
+  readonly #accounts: AccountGate | undefined;
   /** `{ namespace: [function names] }` for the sandbox, and the functions by `namespace.fn`. */
   readonly #names: Record<string, string[]> = { trigger: [] };
   readonly #functions = new Map<string, HostFunction>();
@@ -36,13 +44,14 @@ export class TriggerEngine {
   /** The last execution write whose failure is being watched for. */
   #watched: Promise<void> | undefined;
 
-  constructor(deps: { domain: Domain; runner: ScriptRunner; services: ScriptServices; namespaces: readonly Namespace[]; wallTimeoutMs: number; logger: Logger; runs?: () => boolean }) {
+  constructor(deps: { domain: Domain; runner: ScriptRunner; services: ScriptServices; namespaces: readonly Namespace[]; wallTimeoutMs: number; logger: Logger; runs?: () => boolean; accounts?: AccountGate }) {
     this.#domain = deps.domain;
     this.#runner = deps.runner;
     this.#services = deps.services;
     this.#wallTimeoutMs = deps.wallTimeoutMs;
     this.#logger = deps.logger;
     this.#runs = deps.runs ?? (() => true);
+    this.#accounts = deps.accounts;
     for (const namespace of deps.namespaces) {
       this.#names[namespace.name] = [...(this.#names[namespace.name] ?? []), ...Object.keys(namespace.functions)];
       for (const [fn, host] of Object.entries(namespace.functions)) this.#functions.set(`${namespace.name}.${fn}`, host);
@@ -68,6 +77,8 @@ export class TriggerEngine {
    */
   handle(event: Event): Promise<unknown> {
     if (!this.#runs()) return DONE;
+    // Like the licence: the event is stored and handled, its triggers skipped (never run later).
+    if (this.#accounts && !this.#accounts.triggersRun(event.accountId)) return DONE;
     const active = this.#activeOf(event.accountId);
     return active instanceof Promise ? active.then((loaded) => this.#handleWith(loaded, event)) : this.#handleWith(active, event);
   }
@@ -81,6 +92,9 @@ export class TriggerEngine {
       const named = active.find((trigger) => trigger.id === target.trigger);
       if (named && !listening.includes(named)) listening = [...listening, named];
     }
+    // A template's once-event is meant for one trigger (docs/templates.md): the others listening to the type skip it.
+    const targeted = event.type === 'once-event' ? targetedTrigger(event) : undefined;
+    if (targeted !== undefined) listening = listening.filter((trigger) => trigger.id === targeted);
     if (listening.length === 0) return DONE;
     const only = listening.length === 1 ? listening[0]! : undefined;
     if (only && !(event.endpointId && needsEndpoint(only.filters))) return matches(only.filters, event, undefined) ? this.run(only, event, false) : DONE;
@@ -144,6 +158,7 @@ export class TriggerEngine {
         return host(await (context ??= contextOf()), args);
       },
     });
+    this.#accounts?.scriptRan(trigger.accountId, result.durationMs);
     const execution: Execution = {
       id: newSortableId(),
       accountId: trigger.accountId,
@@ -218,4 +233,10 @@ function scriptOf(trigger: Trigger): TriggerScript {
 function outputTarget(event: Event): { trigger: string; sync: boolean } | undefined {
   const data = event.data as { trigger?: unknown; sync?: unknown } | null;
   return typeof data?.trigger === 'string' ? { trigger: data.trigger, sync: data.sync === true } : undefined;
+}
+
+/** The trigger a once-event names in `data.triggerId`, if any. */
+function targetedTrigger(event: Event): string | undefined {
+  const data = event.data as { triggerId?: unknown } | null;
+  return typeof data?.triggerId === 'string' ? data.triggerId : undefined;
 }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from '../helpers/devices.js';
 import { assertError, createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
+import { connackCode, setPassword } from '../helpers/mqtt.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 type Doc = Record<string, any>;
@@ -29,7 +30,7 @@ for (const dialect of DIALECTS) {
       return waitFor(async () => {
         const job = (await on.request('GET', `/imex/jobs/${answer.body.jobId}`, { token })).body;
         return job.state === 'running' ? undefined : job;
-      }, 'the import job', 120_000);
+      }, 'the import job', 300_000);
     };
 
     before(async () => {
@@ -143,6 +144,84 @@ for (const dialect of DIALECTS) {
       assert.equal(result.state, 'done', JSON.stringify(result));
       const triggers = (await service.request('GET', '/triggers', { token: target.token })).body.items as Doc[];
       assert.deepEqual(triggers.find((t) => t.name === 'decode')!.globals, { threshold: { value: 8, protected: true }, label: { value: 'south', protected: false } });
+    });
+
+    it('exports secrets only sealed with a passphrase; another installation takes them and the device logs in with its password', async () => {
+      const lwm2m = (await service.request('GET', '/services', { token: source.token })).body.items.find((s: Doc) => s.name === 'field').id as string;
+      const sensor = await createEndpoint(service, source.token, { key: 'sealed-1', serviceId: lwm2m });
+      const psk = '000102030405060708090a0b0c0d0e0f';
+      assert.equal((await service.request('PUT', `/endpoints/${sensor.id}/security`, { token: source.token, body: { mode: 'psk', identity: 'sealed-dev', key: psk } })).status, 200);
+      const bootstrapKey = 'a0a1a2a3a4a5a6a7a8a9aaabacadaeaf';
+      const bootstrap = await service.request('PUT', `/endpoints/${sensor.id}/bootstrap`, {
+        token: source.token,
+        body: { servers: [{ uri: 'coaps://127.0.0.1:5684', shortServerId: 2, securityMode: 'psk', pskIdentity: 'sealed-dev', pskKey: bootstrapKey }] },
+      });
+      assert.equal(bootstrap.status, 200, JSON.stringify(bootstrap.body));
+      const m1 = (await service.request('GET', '/endpoints/k.m-1', { token: source.token })).body.id as string;
+      await setPassword(service, source.token, m1, 'meter-one-password');
+      const geofence = await service.request('POST', '/geofences', { token: source.token, body: { name: 'Depot', tags: ['depot'], circle: { lat: 52.5, lon: 13.3, radius: 500 } } });
+      assert.equal(geofence.status, 201, JSON.stringify(geofence.body));
+
+      const exportWith = (headers: Record<string, string>, query = '?secrets=true') => fetch(`${service.baseUrl}/imex/export${query}`, { headers: { authorization: `Bearer ${source.token}`, ...headers } });
+      for (const headers of [{}, { 'x-iotbridge-passphrase': 'short' }] as Record<string, string>[]) {
+        const refused = await exportWith(headers);
+        assert.equal(refused.status, 400);
+        assert.equal(((await refused.json()) as Doc).error.code, 'IOTB_IMEX_PASSPHRASE');
+      }
+      const plain = await (await exportWith({}, '')).text();
+      for (const secret of [psk, bootstrapKey, 'pbkdf2-sha512']) assert.ok(!plain.includes(secret), `no ${secret} without secrets=true`);
+      const plainDoc = JSON.parse(plain) as Doc;
+      assert.equal(plainDoc.endpoints.find((e: Doc) => e.key === 'sealed-1').security, undefined, 'a PSK is not exported without secrets');
+      assert.deepEqual(plainDoc.geofences, [{ name: 'Depot', description: null, tags: ['depot'], circle: { lat: 52.5, lon: 13.3, radius: 500 } }]);
+
+      const passphrase = 'correct horse battery staple';
+      const text = await (await exportWith({ 'x-iotbridge-passphrase': passphrase })).text();
+      for (const secret of [psk, bootstrapKey, 'pbkdf2-sha512']) assert.ok(!text.includes(secret), `${secret} is sealed`);
+      const sealed = JSON.parse(text) as Doc;
+      assert.equal(sealed.secrets.kdf, 'scrypt');
+      assert.ok(sealed.endpoints.find((e: Doc) => e.key === 'm-1').credentials.passwordHash.$sealed);
+
+      const installation = await startService(dialect.name);
+      try {
+        const account = await createAccount(installation, 'imex-sealed');
+        const send = (headers: Record<string, string>) =>
+          fetch(`${installation.baseUrl}/imex/import`, { method: 'POST', headers: { authorization: `Bearer ${account.token}`, 'content-type': 'application/json', ...headers }, body: text });
+        for (const headers of [{}, { 'x-iotbridge-passphrase': 'not the passphrase at all' }] as Record<string, string>[]) {
+          const refused = await send(headers);
+          assert.equal(refused.status, 400);
+          assert.equal(((await refused.json()) as Doc).error.code, 'IOTB_IMEX_PASSPHRASE');
+        }
+        assert.equal((await installation.request('GET', '/endpoints', { token: account.token })).body.total, 0, 'nothing imported with a wrong passphrase');
+        const answer = await send({ 'x-iotbridge-passphrase': passphrase });
+        const done = await finished(account.token, { status: answer.status, body: (await answer.json()) as Doc }, installation);
+        assert.equal(done.state, 'done', JSON.stringify(done));
+        assert.equal(done.refusedCount, 0, JSON.stringify(done.refused));
+        assert.equal(await connackCode(installation.ports.mqtt!, { key: 'm-1', password: 'meter-one-password' }), 0, 'the device logs in with its password');
+        assert.notEqual(await connackCode(installation.ports.mqtt!, { key: 'm-1', password: 'another-password' }), 0, 'and only with it');
+        const security = (await installation.request('GET', '/endpoints/k.sealed-1/security', { token: account.token })).body;
+        assert.deepEqual([security.mode, security.identity, security.keySet], ['psk', 'sealed-dev', true]);
+        const config = (await installation.request('GET', '/endpoints/k.sealed-1/bootstrap', { token: account.token })).body.config;
+        assert.equal(config.servers[0].pskKeySet, true);
+        const fences = (await installation.request('GET', '/geofences', { token: account.token })).body.items;
+        assert.deepEqual(fences.map((f: Doc) => f.name), ['Depot']);
+        const again = await send({ 'x-iotbridge-passphrase': passphrase });
+        const second = await finished(account.token, { status: again.status, body: (await again.json()) as Doc }, installation);
+        assert.deepEqual([second.created, second.updated, second.refusedCount], [0, 0, 0], JSON.stringify(second));
+      } finally {
+        await installation.stop();
+      }
+    });
+
+    it('refuses a password hash that would make log-ins cost more than the service own ones', async () => {
+      const doc = {
+        format: 'iotbridge-export',
+        version: 1,
+        services: [{ name: 'meters', type: 'mqtt' }],
+        endpoints: [{ key: 'slow-hash', service: 'meters', credentials: { passwordHash: `pbkdf2-sha512$1000000000$${'A'.repeat(22)}$${'B'.repeat(43)}` } }],
+      };
+      const job = await finished(elsewhere.token, await importDoc(elsewhere.token, doc, '?dryRun=true', elsewhereService), elsewhereService);
+      assert.equal(job.refusedCount, 1, JSON.stringify(job));
+      assert.match(job.refused[0].reason, /pbkdf2-sha512\$<1000–10000>/);
     });
 
     it('refuses what is not an import document, and documents past the size limit', async () => {

@@ -260,7 +260,9 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await migrateToLatest(other), [], 'nothing left to apply');
 
       assert.deepEqual(await other.db.selectFrom('users').selectAll().orderBy('id').execute(), before, 'every user row kept as it was');
-      assert.deepEqual(await other.db.selectFrom('tokens').selectAll().orderBy('id').execute(), tokensBefore, 'every token row kept');
+      // Columns later migrations add (0041: impersonated_by, null on every existing token) are not part of the comparison.
+      const tokensAfter = (await other.db.selectFrom('tokens').selectAll().orderBy('id').execute()).map(({ impersonated_by: _added, ...row }) => row);
+      assert.deepEqual(tokensAfter, tokensBefore, 'every token row kept');
       assert.deepEqual(await indexesOfUsers(), dialect.name === 'postgres' ? ['users_account_email', 'users_email', 'users_pkey'] : ['sqlite_autoindex_users_1', 'sqlite_autoindex_users_2', 'users_email']);
       assert.ok(await tokensReferenceUsers(), 'tokens.user_id still references users');
       if (dialect.name === 'sqlite') {

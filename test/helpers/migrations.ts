@@ -78,6 +78,21 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       for (const table of ['oidc_identities', 'oidc_mapping']) await db.schema.dropTable(table).ifExists().execute();
     },
   ],
+  [
+    '0040-solutions',
+    async (db) => {
+      for (const table of ['once_events', 'solution_history', 'solution_installations', 'solution_templates']) await db.schema.dropTable(table).ifExists().execute();
+    },
+  ],
+  [
+    '0041-super-admin',
+    async (db) => {
+      await db.schema.dropTable('account_controls').ifExists().execute();
+      if ((await db.introspection.getTables()).some((table) => table.name === 'tokens' && table.columns.some((column) => column.name === 'impersonated_by'))) {
+        await db.schema.alterTable('tokens').dropColumn('impersonated_by').execute();
+      }
+    },
+  ],
 ];
 
 /**

@@ -47,6 +47,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (
             type: Type.String(),
             superAdmin: Type.Boolean(),
             userId: Type.Union([Type.String(), Type.Null()]),
+            impersonatedBy: Type.Optional(Type.String({ description: 'A support token a Super-Admin issued (POST /super/impersonate): who issued it' })),
           }),
           ...ERROR_RESPONSES,
         },
@@ -61,6 +62,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (
         type: principal.kind,
         superAdmin: principal.superAdmin,
         userId: principal.userId,
+        ...(principal.impersonatedBy === undefined ? {} : { impersonatedBy: principal.impersonatedBy }),
       };
     },
   );

@@ -13,9 +13,14 @@ import { ExportDocument } from '../../imex/document.js';
 import { exportDocument } from '../../imex/exporter.js';
 import { ImportJobs, type ImportJob } from '../../imex/import-jobs.js';
 import { REAL_TIME_ITEMS } from '../../imex/importer.js';
+import { PASSPHRASE_MIN_LENGTH, Sealer } from '../../imex/sealing.js';
+import type { Scope } from '../../domain/scope.js';
+import type { BootstrapConfigs } from '../../lwm2m/bootstrap/configs.js';
 import { ERROR_RESPONSES, Timestamp } from '../schemas.js';
 
 const TAGS = ['imex'];
+/** Where the passphrase of sealed secrets travels: a header, so it stays out of URLs and access logs. */
+const PASSPHRASE_HEADER = 'x-iotbridge-passphrase';
 /** How long `POST /imex/import` waits for a job before answering 202 with its id. */
 const ANSWER_WAIT_MS = 2000;
 
@@ -53,8 +58,8 @@ function limited(max: number): Transform {
  * Import and export of an account's configuration (docs/imex.md). The import body is never parsed whole: it is
  * written to a temporary file as it arrives, then read section by section by the job.
  */
-export const imexRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; importMaxBytes: number }> = async (app, { domain, importMaxBytes }) => {
-  const jobs = new ImportJobs(domain);
+export const imexRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; importMaxBytes: number; bootstrapConfigs?: BootstrapConfigs | undefined }> = async (app, { domain, importMaxBytes, bootstrapConfigs }) => {
+  const jobs = new ImportJobs(domain, { bootstrapConfigs });
   app.addHook('onClose', async () => jobs.stop());
   // In this plugin only: JSON bodies arrive as the raw stream, of any size up to the import limit.
   app.removeContentTypeParser('application/json');
@@ -66,20 +71,25 @@ export const imexRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; importMaxBy
       schema: {
         tags: TAGS,
         summary: "The acting account's configuration as one import document, streamed",
-        description: 'Services, triggers (library ones and globals), endpoints with stored objects, reports, alert rules, file information. Secrets stay behind.',
+        description:
+          'Services, triggers (library ones and globals), endpoints with stored objects, DTLS security and bootstrap configurations, geofences, reports, alert rules, file information. ' +
+          `Secrets stay behind unless \`secrets=true\`: then each is sealed with a key derived from the passphrase in the header \`${PASSPHRASE_HEADER}\` (at least ${PASSPHRASE_MIN_LENGTH} characters).`,
+        querystring: Type.Object({ secrets: Type.Optional(Type.Boolean({ default: false, description: 'Export device password hashes, PSKs, bootstrap keys, service and webhook secrets, sealed' })) }),
+        headers: Type.Object({ [PASSPHRASE_HEADER]: Type.Optional(Type.String({ maxLength: 1024 })) }),
         response: { 200: { description: 'The document', content: { 'application/json': { schema: ExportDocument } } }, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
       const name = `iotbridge-export-${request.scope.accountId}-${new Date().toISOString().slice(0, 10)}.json`;
+      const sealer = request.query.secrets ? await Sealer.forExport(request.headers[PASSPHRASE_HEADER]) : undefined;
       return reply
         .type('application/json; charset=utf-8')
         .header('content-disposition', `attachment; filename="${name}"`)
-        .send(Readable.from(exportDocument(domain, request.scope)) as never);
+        .send(Readable.from(exportDocument(domain, request.scope, { sealer, bootstrapConfigs })) as never);
     },
   );
 
-  const start = async (request: { scope: import('../../domain/scope.js').Scope; body: unknown }, dryRun: boolean): Promise<ImportJob> => {
+  const start = async (request: { scope: Scope; body: unknown; headers: Record<string, string | string[] | undefined> }, dryRun: boolean): Promise<ImportJob> => {
     if (!(request.body instanceof Readable)) throw new AppError('IOTB_IMPORT_DOCUMENT', 'Send the document as the JSON body');
     const file = path.join(tmpdir(), `iotbridge-import-${randomUUID()}.json`);
     try {
@@ -88,7 +98,8 @@ export const imexRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; importMaxBy
       await rm(file, { force: true });
       throw error instanceof AppError ? error : new AppError('IOTB_IMPORT_DOCUMENT', 'The document could not be read to its end');
     }
-    return jobs.start(request.scope, file, { dryRun });
+    const passphrase = request.headers[PASSPHRASE_HEADER];
+    return jobs.start(request.scope, file, { dryRun, passphrase: typeof passphrase === 'string' ? passphrase : undefined });
   };
 
   app.post(

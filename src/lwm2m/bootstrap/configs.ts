@@ -13,6 +13,8 @@ export interface StoredBootstrapConfig {
 /** Where per-endpoint bootstrap configurations are kept (the service's default is its option `bootstrap`). */
 export interface BootstrapConfigStore {
   get(endpointId: string): Promise<StoredBootstrapConfig | undefined>;
+  /** Those of these endpoints that have their own, by endpoint id (export). */
+  getMany(endpointIds: readonly string[]): Promise<Map<string, StoredBootstrapConfig>>;
   put(accountId: string, endpointId: string, config: BootstrapConfig, now: string): Promise<StoredBootstrapConfig>;
   remove(endpointId: string): Promise<boolean>;
 }
@@ -42,6 +44,12 @@ export class BootstrapConfigs {
 
   own(endpoint: Endpoint): Promise<StoredBootstrapConfig | undefined> {
     return this.#store.get(endpoint.id);
+  }
+
+  /** The own configurations of endpoints the caller has read in its scope, by endpoint id (export). */
+  async ownMany(endpoints: readonly Endpoint[]): Promise<Map<string, BootstrapConfig>> {
+    const stored = await this.#store.getMany(endpoints.map((endpoint) => endpoint.id));
+    return new Map([...stored].map(([id, entry]) => [id, entry.config]));
   }
 
   remove(endpoint: Endpoint): Promise<boolean> {

@@ -160,6 +160,13 @@ export class WorkerPool implements ScriptRunner {
     return ref;
   }
 
+  /** Runs in flight per worker (running, or waiting in the worker for the one before): `GET /super/triggers`. */
+  get state(): Array<{ index: number; pid: number; inFlight: number }> {
+    const counts = new Map<number, number>();
+    for (const flight of this.#inFlight.values()) counts.set(flight.worker.index, (counts.get(flight.worker.index) ?? 0) + 1);
+    return this.#workers.map((worker) => ({ index: worker.index, pid: worker.child.pid ?? -1, inFlight: counts.get(worker.index) ?? 0 }));
+  }
+
   /** Process ids of the workers (diagnostics and tests). */
   get pids(): number[] {
     return this.#workers.map((worker) => worker.child.pid ?? -1);

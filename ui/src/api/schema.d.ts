@@ -132,6 +132,8 @@ export interface paths {
                             createdAt: string;
                             /** Format: date-time */
                             expiresAt: string | null;
+                            /** @description A support token (`POST /super/impersonate`): who issued it */
+                            impersonatedBy?: string;
                             /** @description The secret: shown this once, send it as `Authorization: Bearer <token>` */
                             token: string;
                         };
@@ -290,6 +292,8 @@ export interface paths {
                             type: string;
                             superAdmin: boolean;
                             userId: string | null;
+                            /** @description A support token a Super-Admin issued (POST /super/impersonate): who issued it */
+                            impersonatedBy?: string;
                         };
                     };
                 };
@@ -1272,6 +1276,8 @@ export interface paths {
                                 createdAt: string;
                                 /** Format: date-time */
                                 expiresAt: string | null;
+                                /** @description A support token (`POST /super/impersonate`): who issued it */
+                                impersonatedBy?: string;
                             }[];
                             /** @description Items matching, over all pages */
                             total: number;
@@ -1367,6 +1373,8 @@ export interface paths {
                             createdAt: string;
                             /** Format: date-time */
                             expiresAt: string | null;
+                            /** @description A support token (`POST /super/impersonate`): who issued it */
+                            impersonatedBy?: string;
                             /** @description The secret: shown this once, send it as `Authorization: Bearer <token>` */
                             token: string;
                         };
@@ -1461,6 +1469,8 @@ export interface paths {
                             createdAt: string;
                             /** Format: date-time */
                             expiresAt: string | null;
+                            /** @description A support token (`POST /super/impersonate`): who issued it */
+                            impersonatedBy?: string;
                         };
                     };
                 };
@@ -3465,7 +3475,7 @@ export interface paths {
                                      * @description Stable code, see docs/errors.md
                                      * @enum {unknown}
                                      */
-                                    code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_AUTH_OIDC_OFF" | "IOTB_AUTH_OIDC_STATE" | "IOTB_AUTH_OIDC_PROVIDER" | "IOTB_AUTH_OIDC_NO_ACCOUNT" | "IOTB_AUTH_OIDC_MAPPING_FILE" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_IMPORT_DOCUMENT" | "IOTB_IMPORT_JOB_NOT_FOUND" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_LICENCE_INVALID" | "IOTB_LICENCE_LIMIT" | "IOTB_LICENCE_OFF" | "IOTB_INTERNAL";
+                                    code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_AUTH_OIDC_OFF" | "IOTB_AUTH_OIDC_STATE" | "IOTB_AUTH_OIDC_PROVIDER" | "IOTB_AUTH_OIDC_NO_ACCOUNT" | "IOTB_AUTH_OIDC_MAPPING_FILE" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_ACCOUNT_SUSPENDED" | "IOTB_ACCOUNT_ROOT_PROTECTED" | "IOTB_ACCOUNT_ENDPOINT_LIMIT" | "IOTB_ACCOUNT_EVENT_RATE" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_IMPORT_DOCUMENT" | "IOTB_IMPORT_JOB_NOT_FOUND" | "IOTB_TEMPLATE_NOT_FOUND" | "IOTB_TEMPLATE_TAKEN" | "IOTB_TEMPLATE_INVALID" | "IOTB_TEMPLATE_PARAMETERS" | "IOTB_TEMPLATE_INHERITED" | "IOTB_TEMPLATE_DOWNGRADE" | "IOTB_TEMPLATE_INSTALL_BUSY" | "IOTB_TEMPLATE_INSTALLATION_NOT_FOUND" | "IOTB_IMEX_PASSPHRASE" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_LICENCE_INVALID" | "IOTB_LICENCE_LIMIT" | "IOTB_LICENCE_OFF" | "IOTB_INTERNAL";
                                     message: string;
                                     details?: unknown;
                                 };
@@ -6887,6 +6897,1124 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Endpoints with this key (or id) in any account, with their account and service (replaces /super/lookup) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Endpoint key, in any account */
+                    key?: string;
+                    /** @description Endpoint id */
+                    id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: string;
+                                key: string;
+                                accountId: string;
+                                accountName: string;
+                                serviceId: string;
+                                serviceName: string;
+                                serviceType: string;
+                                /** @description connected | unavailable */
+                                state: string;
+                                /** Format: date-time */
+                                lastSeen: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Renamed: answers 308 to /super/endpoints with the same query */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Endpoint key, in any account */
+                    key?: string;
+                    /** @description Endpoint id */
+                    id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                308: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Event bus backlog and how far its consumers are behind (this node) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            nodeId: string;
+                            backlog: {
+                                /** @description Events waiting in memory for their turn */
+                                inMemory: number;
+                                /** @description Newer events wait in the database only (the in-memory backlog is full) */
+                                inStoreOnly: boolean;
+                            };
+                            lag: {
+                                lastSeq: number;
+                                handledThrough: number;
+                                /** @description Accepted events not yet handled by the trigger engine and the other consumers */
+                                pending: number;
+                                /** @description Epoch ms */
+                                oldestPendingTime: number | null;
+                                oldestPendingAgeMs: number | null;
+                                cursors: {
+                                    name: string;
+                                    handledThrough: number;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Script worker pool state, the slowest recent runs and the triggers failing most */
+        get: {
+            parameters: {
+                query?: {
+                    top?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            nodeId: string;
+                            workers: {
+                                count: number;
+                                busy: number;
+                                /** @description Runs running or waiting in a worker */
+                                inFlight: number;
+                                each: {
+                                    index: number;
+                                    pid: number;
+                                    inFlight: number;
+                                }[];
+                            };
+                            recent: {
+                                /** @description Executions looked at: the newest ones */
+                                runs: number;
+                                /** Format: date-time */
+                                since: string | null;
+                                slowest: {
+                                    accountId: string;
+                                    accountName: string | null;
+                                    triggerId: string;
+                                    triggerName: string | null;
+                                    durationMs: number;
+                                    status: string;
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                }[];
+                                failures: {
+                                    accountId: string;
+                                    triggerId: string;
+                                    triggerName: string | null;
+                                    failed: number;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Connected devices per protocol and node */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            nodes: {
+                                nodeId: string;
+                                /** @description Listeners of this node by name, with their ports */
+                                servers: {
+                                    [key: string]: number;
+                                };
+                                connected: {
+                                    protocol: string;
+                                    count: number;
+                                }[];
+                            }[];
+                            suspendedAccounts: number;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Table sizes (estimated cheaply) and the retention in force */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            dialect: string;
+                            tables: {
+                                table: string;
+                                rows: number | null;
+                                estimated: boolean;
+                                bytes: number | null;
+                            }[];
+                            retention: {
+                                historyDays: number;
+                                executionDays: number;
+                                logDays: number;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/accounts/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Suspend an account: its devices are refused, its triggers stop, its tokens may only read (GET) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            accountId: string;
+                            name: string;
+                            suspended: boolean;
+                            suspension: {
+                                /** Format: date-time */
+                                at: string;
+                                reason: string;
+                                by: string;
+                            } | null;
+                            limits: {
+                                maxEndpoints: number | null;
+                                eventsPerSecond: number | null;
+                                scriptCpuMsPerMinute: number | null;
+                            };
+                            /** @description What the limits refused since this node started */
+                            usage: {
+                                droppedDeviceMessages: number;
+                                refusedApiEvents: number;
+                                skippedScriptRuns: number;
+                                scriptCpuMsThisMinute: number;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/accounts/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a suspended account */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            accountId: string;
+                            name: string;
+                            suspended: boolean;
+                            suspension: {
+                                /** Format: date-time */
+                                at: string;
+                                reason: string;
+                                by: string;
+                            } | null;
+                            limits: {
+                                maxEndpoints: number | null;
+                                eventsPerSecond: number | null;
+                                scriptCpuMsPerMinute: number | null;
+                            };
+                            /** @description What the limits refused since this node started */
+                            usage: {
+                                droppedDeviceMessages: number;
+                                refusedApiEvents: number;
+                                skippedScriptRuns: number;
+                                scriptCpuMsThisMinute: number;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/accounts/{id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An account's suspension, limits and what they refused */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            accountId: string;
+                            name: string;
+                            suspended: boolean;
+                            suspension: {
+                                /** Format: date-time */
+                                at: string;
+                                reason: string;
+                                by: string;
+                            } | null;
+                            limits: {
+                                maxEndpoints: number | null;
+                                eventsPerSecond: number | null;
+                                scriptCpuMsPerMinute: number | null;
+                            };
+                            /** @description What the limits refused since this node started */
+                            usage: {
+                                droppedDeviceMessages: number;
+                                refusedApiEvents: number;
+                                skippedScriptRuns: number;
+                                scriptCpuMsThisMinute: number;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        /** Set an account's limits: the ones given change, null clears one */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Endpoints the account may have; 0 allows none, null clears it */
+                        maxEndpoints?: number | null;
+                        /** @description Events per second from its devices and POST /events (bursts of one second’s worth); 0 allows none, null clears it */
+                        eventsPerSecond?: number | null;
+                        /** @description Script time its triggers may use per minute (ms); 0 allows none, null clears it */
+                        scriptCpuMsPerMinute?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            accountId: string;
+                            name: string;
+                            suspended: boolean;
+                            suspension: {
+                                /** Format: date-time */
+                                at: string;
+                                reason: string;
+                                by: string;
+                            } | null;
+                            limits: {
+                                maxEndpoints: number | null;
+                                eventsPerSecond: number | null;
+                                scriptCpuMsPerMinute: number | null;
+                            };
+                            /** @description What the limits refused since this node started */
+                            usage: {
+                                droppedDeviceMessages: number;
+                                refusedApiEvents: number;
+                                skippedScriptRuns: number;
+                                scriptCpuMsThisMinute: number;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/super/impersonate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A short-lived support token acting in an account (as one of its users when userId is given); audited in both accounts */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        accountId: string;
+                        userId?: string;
+                        /** @default 30 */
+                        minutes?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            type: "api" | "app" | "user";
+                            accountId: string;
+                            superAdmin: boolean;
+                            userId: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            expiresAt: string | null;
+                            /** @description A support token (`POST /super/impersonate`): who issued it */
+                            impersonatedBy?: string;
+                            /** @description The secret: shown this once, send it as `Authorization: Bearer <token>` */
+                            token: string;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -13623,12 +14751,17 @@ export interface paths {
         };
         /**
          * The acting account's configuration as one import document, streamed
-         * @description Services, triggers (library ones and globals), endpoints with stored objects, reports, alert rules, file information. Secrets stay behind.
+         * @description Services, triggers (library ones and globals), endpoints with stored objects, DTLS security and bootstrap configurations, geofences, reports, alert rules, file information. Secrets stay behind unless `secrets=true`: then each is sealed with a key derived from the passphrase in the header `x-iotbridge-passphrase` (at least 12 characters).
          */
         get: {
             parameters: {
-                query?: never;
-                header?: never;
+                query?: {
+                    /** @description Export device password hashes, PSKs, bootstrap keys, service and webhook secrets, sealed */
+                    secrets?: boolean;
+                };
+                header?: {
+                    "x-iotbridge-passphrase"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -13758,6 +14891,16 @@ export interface paths {
                                 };
                                 form?: unknown;
                             }[];
+                            /** @description Present when the export holds secrets: how their key is derived from the passphrase (AES-256-GCM, values `{"$sealed": "…"}`) */
+                            secrets?: {
+                                /** @enum {string} */
+                                kdf: "scrypt";
+                                cost: number;
+                                /** @enum {number} */
+                                blockSize: 8;
+                                salt: string;
+                                check: string;
+                            };
                             endpoints?: {
                                 key: string;
                                 /** @description The name of a service of the document or the account */
@@ -13772,6 +14915,37 @@ export interface paths {
                                 trace?: boolean;
                                 /** @description Stored objects by name */
                                 storage?: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Exported with ?secrets=true only */
+                                credentials?: {
+                                    /** @description The stored hash of the device password, never the password (sealed) */
+                                    passwordHash: string;
+                                };
+                                /** @description DTLS security (docs/dtls.md); psk only with ?secrets=true */
+                                security?: {
+                                    /** @enum {string} */
+                                    mode: "psk";
+                                    identity: string;
+                                    /** @description Hex (sealed) */
+                                    key: string;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "x509";
+                                };
+                                /** @description The endpoint's own LwM2M bootstrap configuration, as PUT /endpoints/{ref}/bootstrap takes it; keys sealed */
+                                bootstrap?: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            geofences?: {
+                                name: string;
+                                description?: string | null;
+                                tags?: string[];
+                                geometry?: {
+                                    [key: string]: unknown;
+                                };
+                                circle?: {
                                     [key: string]: unknown;
                                 };
                             }[];
@@ -14014,6 +15188,16 @@ export interface paths {
                             };
                             form?: unknown;
                         }[];
+                        /** @description Present when the export holds secrets: how their key is derived from the passphrase (AES-256-GCM, values `{"$sealed": "…"}`) */
+                        secrets?: {
+                            /** @enum {string} */
+                            kdf: "scrypt";
+                            cost: number;
+                            /** @enum {number} */
+                            blockSize: 8;
+                            salt: string;
+                            check: string;
+                        };
                         endpoints?: {
                             key: string;
                             /** @description The name of a service of the document or the account */
@@ -14028,6 +15212,37 @@ export interface paths {
                             trace?: boolean;
                             /** @description Stored objects by name */
                             storage?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Exported with ?secrets=true only */
+                            credentials?: {
+                                /** @description The stored hash of the device password, never the password (sealed) */
+                                passwordHash: string;
+                            };
+                            /** @description DTLS security (docs/dtls.md); psk only with ?secrets=true */
+                            security?: {
+                                /** @enum {string} */
+                                mode: "psk";
+                                identity: string;
+                                /** @description Hex (sealed) */
+                                key: string;
+                            } | {
+                                /** @enum {string} */
+                                mode: "x509";
+                            };
+                            /** @description The endpoint's own LwM2M bootstrap configuration, as PUT /endpoints/{ref}/bootstrap takes it; keys sealed */
+                            bootstrap?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        geofences?: {
+                            name: string;
+                            description?: string | null;
+                            tags?: string[];
+                            geometry?: {
+                                [key: string]: unknown;
+                            };
+                            circle?: {
                                 [key: string]: unknown;
                             };
                         }[];
@@ -14334,6 +15549,16 @@ export interface paths {
                             };
                             form?: unknown;
                         }[];
+                        /** @description Present when the export holds secrets: how their key is derived from the passphrase (AES-256-GCM, values `{"$sealed": "…"}`) */
+                        secrets?: {
+                            /** @enum {string} */
+                            kdf: "scrypt";
+                            cost: number;
+                            /** @enum {number} */
+                            blockSize: 8;
+                            salt: string;
+                            check: string;
+                        };
                         endpoints?: {
                             key: string;
                             /** @description The name of a service of the document or the account */
@@ -14348,6 +15573,37 @@ export interface paths {
                             trace?: boolean;
                             /** @description Stored objects by name */
                             storage?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Exported with ?secrets=true only */
+                            credentials?: {
+                                /** @description The stored hash of the device password, never the password (sealed) */
+                                passwordHash: string;
+                            };
+                            /** @description DTLS security (docs/dtls.md); psk only with ?secrets=true */
+                            security?: {
+                                /** @enum {string} */
+                                mode: "psk";
+                                identity: string;
+                                /** @description Hex (sealed) */
+                                key: string;
+                            } | {
+                                /** @enum {string} */
+                                mode: "x509";
+                            };
+                            /** @description The endpoint's own LwM2M bootstrap configuration, as PUT /endpoints/{ref}/bootstrap takes it; keys sealed */
+                            bootstrap?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        geofences?: {
+                            name: string;
+                            description?: string | null;
+                            tags?: string[];
+                            geometry?: {
+                                [key: string]: unknown;
+                            };
+                            circle?: {
                                 [key: string]: unknown;
                             };
                         }[];
@@ -14529,6 +15785,1229 @@ export interface paths {
                             finishedAt: string | null;
                             /** @description Why a failed job stopped */
                             error: string | null;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/solutions/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Templates the acting account sees: its own and its ancestors' (the root account's are everyone's) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (default 100, at most 1000) */
+                    limit?: number;
+                    /** @description Items to skip */
+                    offset?: number;
+                    name?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: string;
+                                /** @description The account that uploaded it */
+                                accountId: string;
+                                /** @description True for a template of a parent account: installable, not changeable here */
+                                inherited: boolean;
+                                name: string;
+                                /** @description Dot-separated numbers (`1.2.0`), compared part by part as numbers */
+                                version: string;
+                                description: string;
+                                parameters: {
+                                    [key: string]: {
+                                        /** @enum {unknown} */
+                                        type: "string" | "number" | "integer" | "boolean";
+                                        title?: string;
+                                        description?: string;
+                                        /** @description A value of the parameter's type */
+                                        default?: unknown;
+                                        /** @description An install must give a value (or the default is used); default false */
+                                        required?: boolean;
+                                        /** @description The only values allowed */
+                                        enum?: unknown[];
+                                    };
+                                };
+                                createdBy: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                            /** @description Items matching, over all pages */
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add a template: as JSON, or from a `.json` or `.zip` file of the account's repository */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description Dot-separated numbers (`1.2.0`), compared part by part as numbers */
+                        version: string;
+                        description?: string;
+                        /** @description An import document (GET /imex/export); strings may hold `{{parameter}}` placeholders */
+                        document: {
+                            [key: string]: unknown;
+                        };
+                        /** @description The form of the install: name → definition */
+                        parameters?: {
+                            [key: string]: {
+                                /** @enum {unknown} */
+                                type: "string" | "number" | "integer" | "boolean";
+                                title?: string;
+                                description?: string;
+                                /** @description A value of the parameter's type */
+                                default?: unknown;
+                                /** @description An install must give a value (or the default is used); default false */
+                                required?: boolean;
+                                /** @description The only values allowed */
+                                enum?: unknown[];
+                            };
+                        };
+                    } | {
+                        /** @description A file of the account's repository: `.json`, or `.zip` holding template.json */
+                        file?: string;
+                        /** @description The same as `file`: a repository file is identified by its name */
+                        fileId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description The account that uploaded it */
+                            accountId: string;
+                            /** @description True for a template of a parent account: installable, not changeable here */
+                            inherited: boolean;
+                            name: string;
+                            /** @description Dot-separated numbers (`1.2.0`), compared part by part as numbers */
+                            version: string;
+                            description: string;
+                            parameters: {
+                                [key: string]: {
+                                    /** @enum {unknown} */
+                                    type: "string" | "number" | "integer" | "boolean";
+                                    title?: string;
+                                    description?: string;
+                                    /** @description A value of the parameter's type */
+                                    default?: unknown;
+                                    /** @description An install must give a value (or the default is used); default false */
+                                    required?: boolean;
+                                    /** @description The only values allowed */
+                                    enum?: unknown[];
+                                };
+                            };
+                            createdBy: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            document: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/solutions/templates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One template with its document */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description The account that uploaded it */
+                            accountId: string;
+                            /** @description True for a template of a parent account: installable, not changeable here */
+                            inherited: boolean;
+                            name: string;
+                            /** @description Dot-separated numbers (`1.2.0`), compared part by part as numbers */
+                            version: string;
+                            description: string;
+                            parameters: {
+                                [key: string]: {
+                                    /** @enum {unknown} */
+                                    type: "string" | "number" | "integer" | "boolean";
+                                    title?: string;
+                                    description?: string;
+                                    /** @description A value of the parameter's type */
+                                    default?: unknown;
+                                    /** @description An install must give a value (or the default is used); default false */
+                                    required?: boolean;
+                                    /** @description The only values allowed */
+                                    enum?: unknown[];
+                                };
+                            };
+                            createdBy: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            document: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        /** Replace one of the account's own templates */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description Dot-separated numbers (`1.2.0`), compared part by part as numbers */
+                        version: string;
+                        description?: string;
+                        /** @description An import document (GET /imex/export); strings may hold `{{parameter}}` placeholders */
+                        document: {
+                            [key: string]: unknown;
+                        };
+                        /** @description The form of the install: name → definition */
+                        parameters?: {
+                            [key: string]: {
+                                /** @enum {unknown} */
+                                type: "string" | "number" | "integer" | "boolean";
+                                title?: string;
+                                description?: string;
+                                /** @description A value of the parameter's type */
+                                default?: unknown;
+                                /** @description An install must give a value (or the default is used); default false */
+                                required?: boolean;
+                                /** @description The only values allowed */
+                                enum?: unknown[];
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description The account that uploaded it */
+                            accountId: string;
+                            /** @description True for a template of a parent account: installable, not changeable here */
+                            inherited: boolean;
+                            name: string;
+                            /** @description Dot-separated numbers (`1.2.0`), compared part by part as numbers */
+                            version: string;
+                            description: string;
+                            parameters: {
+                                [key: string]: {
+                                    /** @enum {unknown} */
+                                    type: "string" | "number" | "integer" | "boolean";
+                                    title?: string;
+                                    description?: string;
+                                    /** @description A value of the parameter's type */
+                                    default?: unknown;
+                                    /** @description An install must give a value (or the default is used); default false */
+                                    required?: boolean;
+                                    /** @description The only values allowed */
+                                    enum?: unknown[];
+                                };
+                            };
+                            createdBy: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            document: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete one of the account's own templates (installations stay) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/solutions/install": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Install a template into the acting account or a sub-account; a newer version of an installed one upgrades it
+         * @description Applied as an import (the real-time path). An upgrade leaves the items the user edited since the previous version as they are (`kept`) and removes the items the new version no longer has. Triggers listening to `once-event` are sent it once. Recorded in GET /solutions/history.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        templateId: string;
+                        parameters?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description A sub-account the caller may act in; default the acting account */
+                        accountId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            installationId: string;
+                            /** @enum {unknown} */
+                            action: "install" | "upgrade";
+                            /**
+                             * @description done: every item applied; partial: some refused; failed: none applied
+                             * @enum {unknown}
+                             */
+                            outcome: "done" | "partial" | "failed";
+                            template: string;
+                            version: string;
+                            previousVersion: string | null;
+                            counts: {
+                                created: number;
+                                updated: number;
+                                unchanged: number;
+                                refusedCount: number;
+                            };
+                            refused: {
+                                section: string;
+                                item: string;
+                                reason: string;
+                            }[];
+                            /** @description Items the user edited since the previous version was applied: left as they are */
+                            kept: {
+                                /** @enum {unknown} */
+                                section: "services" | "triggers" | "endpoints" | "geofences" | "reports" | "alertRules";
+                                /** @description Name, or `<service>/<key>` for an endpoint */
+                                item: string;
+                                reason?: string;
+                            }[];
+                            /** @description Items of the previous version the new one no longer has */
+                            removed: {
+                                /** @enum {unknown} */
+                                section: "services" | "triggers" | "endpoints" | "geofences" | "reports" | "alertRules";
+                                /** @description Name, or `<service>/<key>` for an endpoint */
+                                item: string;
+                                reason?: string;
+                            }[];
+                            /** @description Triggers sent their once-event by this call */
+                            onceEvents: string[];
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/solutions/installations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Templates installed in the acting account */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (default 100, at most 1000) */
+                    limit?: number;
+                    /** @description Items to skip */
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: string;
+                                accountId: string;
+                                templateId: string;
+                                template: string;
+                                version: string;
+                                parameters: {
+                                    [key: string]: unknown;
+                                };
+                                items: {
+                                    /** @enum {unknown} */
+                                    section: "services" | "triggers" | "endpoints" | "geofences" | "reports" | "alertRules";
+                                    item: string;
+                                    /** @description Created by this installation: an uninstall removes it unless edited */
+                                    created: boolean;
+                                }[];
+                                /** Format: date-time */
+                                installedAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                by: string;
+                            }[];
+                            /** @description Items matching, over all pages */
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/solutions/installations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One installation and its items */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            accountId: string;
+                            templateId: string;
+                            template: string;
+                            version: string;
+                            parameters: {
+                                [key: string]: unknown;
+                            };
+                            items: {
+                                /** @enum {unknown} */
+                                section: "services" | "triggers" | "endpoints" | "geofences" | "reports" | "alertRules";
+                                item: string;
+                                /** @description Created by this installation: an uninstall removes it unless edited */
+                                created: boolean;
+                            }[];
+                            /** Format: date-time */
+                            installedAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            by: string;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Uninstall: remove the items the installation created and nobody edited */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            installationId: string;
+                            /**
+                             * @description partial: some items could not be removed (`kept` says why)
+                             * @enum {unknown}
+                             */
+                            outcome: "done" | "partial" | "failed";
+                            removed: {
+                                /** @enum {unknown} */
+                                section: "services" | "triggers" | "endpoints" | "geofences" | "reports" | "alertRules";
+                                /** @description Name, or `<service>/<key>` for an endpoint */
+                                item: string;
+                                reason?: string;
+                            }[];
+                            /** @description Edited since the install, or not removable */
+                            kept: {
+                                /** @enum {unknown} */
+                                section: "services" | "triggers" | "endpoints" | "geofences" | "reports" | "alertRules";
+                                /** @description Name, or `<service>/<key>` for an endpoint */
+                                item: string;
+                                reason?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/solutions/uninstall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Uninstall (as DELETE /solutions/installations/{id}) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        installationId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            installationId: string;
+                            /**
+                             * @description partial: some items could not be removed (`kept` says why)
+                             * @enum {unknown}
+                             */
+                            outcome: "done" | "partial" | "failed";
+                            removed: {
+                                /** @enum {unknown} */
+                                section: "services" | "triggers" | "endpoints" | "geofences" | "reports" | "alertRules";
+                                /** @description Name, or `<service>/<key>` for an endpoint */
+                                item: string;
+                                reason?: string;
+                            }[];
+                            /** @description Edited since the install, or not removable */
+                            kept: {
+                                /** @enum {unknown} */
+                                section: "services" | "triggers" | "endpoints" | "geofences" | "reports" | "alertRules";
+                                /** @description Name, or `<service>/<key>` for an endpoint */
+                                item: string;
+                                reason?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/solutions/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The acting account's installs, upgrades and uninstalls, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (default 100, at most 1000) */
+                    limit?: number;
+                    /** @description Items to skip */
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: string;
+                                template: string;
+                                templateId: string;
+                                version: string;
+                                /** @enum {unknown} */
+                                action: "install" | "upgrade" | "uninstall";
+                                /** @enum {unknown} */
+                                outcome: "done" | "partial" | "failed";
+                                /** Format: date-time */
+                                at: string;
+                                /** @description The user, or else the token, that acted */
+                                by: string;
+                                parameters: {
+                                    [key: string]: unknown;
+                                };
+                                accountId: string;
+                                installationId: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            /** @description Items matching, over all pages */
+                            total: number;
+                            limit: number;
+                            offset: number;
                         };
                     };
                 };
@@ -16524,7 +19003,7 @@ export interface components {
                  * @description Stable code, see docs/errors.md
                  * @enum {unknown}
                  */
-                code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_AUTH_OIDC_OFF" | "IOTB_AUTH_OIDC_STATE" | "IOTB_AUTH_OIDC_PROVIDER" | "IOTB_AUTH_OIDC_NO_ACCOUNT" | "IOTB_AUTH_OIDC_MAPPING_FILE" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_IMPORT_DOCUMENT" | "IOTB_IMPORT_JOB_NOT_FOUND" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_LICENCE_INVALID" | "IOTB_LICENCE_LIMIT" | "IOTB_LICENCE_OFF" | "IOTB_INTERNAL";
+                code: "IOTB_REQUEST_VALIDATION" | "IOTB_REQUEST_BODY_TOO_LARGE" | "IOTB_REQUEST_UNSUPPORTED_MEDIA_TYPE" | "IOTB_REQUEST_ROUTE_NOT_FOUND" | "IOTB_REQUEST_PATH_TOO_LONG" | "IOTB_AUTH_TOKEN_MISSING" | "IOTB_AUTH_TOKEN_INVALID" | "IOTB_AUTH_LOGIN_FAILED" | "IOTB_AUTH_ACCOUNT_FORBIDDEN" | "IOTB_AUTH_FORBIDDEN" | "IOTB_AUTH_BUSY" | "IOTB_AUTH_LOGIN_THROTTLED" | "IOTB_AUTH_OIDC_OFF" | "IOTB_AUTH_OIDC_STATE" | "IOTB_AUTH_OIDC_PROVIDER" | "IOTB_AUTH_OIDC_NO_ACCOUNT" | "IOTB_AUTH_OIDC_MAPPING_FILE" | "IOTB_ACCOUNT_NOT_FOUND" | "IOTB_ACCOUNT_NOT_EMPTY" | "IOTB_ACCOUNT_SUSPENDED" | "IOTB_ACCOUNT_ROOT_PROTECTED" | "IOTB_ACCOUNT_ENDPOINT_LIMIT" | "IOTB_ACCOUNT_EVENT_RATE" | "IOTB_USER_NOT_FOUND" | "IOTB_USER_EMAIL_TAKEN" | "IOTB_TOKEN_NOT_FOUND" | "IOTB_SERVICE_NOT_FOUND" | "IOTB_SERVICE_NOT_EMPTY" | "IOTB_ENDPOINT_NOT_FOUND" | "IOTB_ENDPOINT_KEY_TAKEN" | "IOTB_ENDPOINT_KEY_IN_USE" | "IOTB_ENDPOINT_KEY_AMBIGUOUS" | "IOTB_ENDPOINT_STORAGE_NOT_FOUND" | "IOTB_ENDPOINT_STATUS_DETAIL_READ_ONLY" | "IOTB_DEVICE_WRONG_PROTOCOL" | "IOTB_DEVICE_ADDRESS_UNKNOWN" | "IOTB_DEVICE_ADDRESS_REFUSED" | "IOTB_OUTBOUND_ADDRESS_REFUSED" | "IOTB_DEVICE_SEND_RATE_LIMITED" | "IOTB_DEVICE_NOT_CONNECTED" | "IOTB_DEVICE_QUEUE_FULL" | "IOTB_LORA_WEBHOOK_UNAUTHORIZED" | "IOTB_LORA_RX_INFO_MISSING" | "IOTB_LORA_DOWNLINK_NOT_CONFIGURED" | "IOTB_LORA_DOWNLINK_FAILED" | "IOTB_EVENT_NOT_FOUND" | "IOTB_EVENT_SINCE_UNKNOWN" | "IOTB_EVENT_STREAMS_LIMIT" | "IOTB_EVENT_STREAMS_BUSY" | "IOTB_TRIGGER_NOT_FOUND" | "IOTB_FILE_NOT_FOUND" | "IOTB_FILE_NAME_TAKEN" | "IOTB_FILE_TOO_LARGE" | "IOTB_FILE_RANGE_NOT_SATISFIABLE" | "IOTB_FILE_UPLOADS_BUSY" | "IOTB_FILE_LINK_INVALID" | "IOTB_FILE_LINK_STALE" | "IOTB_FOTA_JOB_NOT_FOUND" | "IOTB_FOTA_DEVICE_BUSY" | "IOTB_FOTA_NO_PUBLIC_HOST" | "IOTB_LOCATION_SERVICE_NOT_FOUND" | "IOTB_LOCATION_NOT_FOUND" | "IOTB_LOCATION_PROVIDER_FAILED" | "IOTB_LOCATION_IMPORT_BUSY" | "IOTB_POSITION_NOT_FOUND" | "IOTB_GEOFENCE_NOT_FOUND" | "IOTB_GEOFENCE_LIMIT" | "IOTB_REPORT_NOT_FOUND" | "IOTB_REPORT_NAME_TAKEN" | "IOTB_REPORT_LIMIT" | "IOTB_IMPORT_DOCUMENT" | "IOTB_IMPORT_JOB_NOT_FOUND" | "IOTB_TEMPLATE_NOT_FOUND" | "IOTB_TEMPLATE_TAKEN" | "IOTB_TEMPLATE_INVALID" | "IOTB_TEMPLATE_PARAMETERS" | "IOTB_TEMPLATE_INHERITED" | "IOTB_TEMPLATE_DOWNGRADE" | "IOTB_TEMPLATE_INSTALL_BUSY" | "IOTB_TEMPLATE_INSTALLATION_NOT_FOUND" | "IOTB_IMEX_PASSPHRASE" | "IOTB_EMAIL_NOT_CONFIGURED" | "IOTB_ALERT_RULE_NOT_FOUND" | "IOTB_ALERT_NOT_FOUND" | "IOTB_ALERT_STATE" | "IOTB_LWM2M_OBJECT_INVALID" | "IOTB_LWM2M_OBJECT_NOT_FOUND" | "IOTB_LWM2M_OBJECT_LIMIT" | "IOTB_LWM2M_OBJECT_SHIPPED" | "IOTB_LWM2M_REQUEST_INVALID" | "IOTB_LWM2M_NOT_REGISTERED" | "IOTB_LWM2M_TIMEOUT" | "IOTB_LWM2M_QUEUE_FULL" | "IOTB_LWM2M_QUEUE_PURGED" | "IOTB_LWM2M_CANCELLED" | "IOTB_COAPS_OFF" | "IOTB_SECURITY_NOT_FOUND" | "IOTB_PSK_IDENTITY_IN_USE" | "IOTB_BOOTSTRAP_CONFIG_NOT_FOUND" | "IOTB_LWM2M_REQUEST_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_FOUND" | "IOTB_LWM2M_DEVICE_NOT_ALLOWED" | "IOTB_LWM2M_DEVICE_REFUSED" | "IOTB_LWM2M_DEVICE_BAD_REQUEST" | "IOTB_LWM2M_DEVICE_FORMAT" | "IOTB_LWM2M_DEVICE_ERROR" | "IOTB_LWM2M_NOT_OBSERVED" | "IOTB_LICENCE_INVALID" | "IOTB_LICENCE_LIMIT" | "IOTB_LICENCE_OFF" | "IOTB_INTERNAL";
                 message: string;
                 details?: unknown;
             };
