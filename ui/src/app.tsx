@@ -10,7 +10,9 @@ import { FotaJobPage } from './fota/fota-job-page';
 import { FotaPage } from './fota/fota-page';
 import { HealthPage } from './health/health-page';
 import { HistoryPage } from './history/history-page';
+import { ImexPage } from './imex/imex-page';
 import { AppShell } from './layout/app-shell';
+import { LicencePage } from './licence/licence-page';
 import { LocationServicesPage } from './location/location-services-page';
 import { MapRoute } from './location/map-route';
 import { LogsPage } from './logs/logs-page';
@@ -24,6 +26,9 @@ import { ServicesPage } from './services/services-page';
 import { useSignIn } from './session/session';
 import { SignInPage } from './sign-in/sign-in-page';
 import { SignedIn } from './sign-in/signed-in';
+import { SolutionsPage } from './solutions/solutions-page';
+import { TemplatePage } from './solutions/template-page';
+import { OidcMappingPage } from './super/oidc-mapping-page';
 import { SuperPage } from './super/super-page';
 import { ExecutionsPage } from './triggers/executions-page';
 import { TriggerPage } from './triggers/trigger-page';
@@ -82,6 +87,16 @@ function Page({ location }: { readonly location: HashLocation }) {
       return <UsersPage search={search} />;
     case 'super':
       return <SuperPage search={search} />;
+    case 'super-oidc':
+      return <OidcMappingPage />;
+    case 'imex':
+      return <ImexPage />;
+    case 'licence':
+      return <LicencePage />;
+    case 'solutions':
+      return <SolutionsPage search={search} />;
+    case 'solution':
+      return <TemplatePage key={route.id} id={route.id} search={search} />;
     case 'not-found':
       return <NotFoundPage path={location.path} />;
   }

@@ -21,17 +21,21 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { path: '/logs', label: 'Logs' },
   { path: '/health', label: 'Health' },
   { path: '/users', label: 'Users & tokens' },
+  { path: '/imex', label: 'Import / export' },
+  { path: '/solutions', label: 'Solutions' },
 ];
 
 /** The platform administrators' area, shown to Super-Admin users only. */
 const SUPER_ITEM: NavItem = { path: '/super', label: 'Super-Admin' };
+/** The installation's licence: its state and installing one are the Super-Admin's. */
+const LICENCE_ITEM: NavItem = { path: '/licence', label: 'Licence' };
 
 function isCurrent(item: NavItem, path: string): boolean {
   return item.path === '/' ? path === '/' : path === item.path || path.startsWith(`${item.path}/`);
 }
 
 export function Navigation({ path, superAdmin }: { readonly path: string; readonly superAdmin: boolean }) {
-  const items = superAdmin ? [...NAV_ITEMS, SUPER_ITEM] : NAV_ITEMS;
+  const items = superAdmin ? [...NAV_ITEMS, SUPER_ITEM, LICENCE_ITEM] : NAV_ITEMS;
   return (
     <nav className="navigation" aria-label="Sections">
       <ul>

@@ -25,6 +25,11 @@ export type Route =
   | { readonly page: 'health' }
   | { readonly page: 'users' }
   | { readonly page: 'super' }
+  | { readonly page: 'super-oidc' }
+  | { readonly page: 'imex' }
+  | { readonly page: 'licence' }
+  | { readonly page: 'solutions' }
+  | { readonly page: 'solution'; readonly id: string }
   | { readonly page: 'not-found' };
 
 /** `/<section>` lists, `/<section>/<id>` shows one item (a name or an id, URL-encoded). */
@@ -42,7 +47,10 @@ const SECTIONS = {
   logs: (id?: string): Route => (id === undefined ? { page: 'logs' } : { page: 'not-found' }),
   health: (id?: string): Route => (id === undefined ? { page: 'health' } : { page: 'not-found' }),
   users: (id?: string): Route => (id === undefined ? { page: 'users' } : { page: 'not-found' }),
-  super: (id?: string): Route => (id === undefined ? { page: 'super' } : { page: 'not-found' }),
+  super: (id?: string): Route => (id === undefined ? { page: 'super' } : id === 'oidc' ? { page: 'super-oidc' } : { page: 'not-found' }),
+  imex: (id?: string): Route => (id === undefined ? { page: 'imex' } : { page: 'not-found' }),
+  licence: (id?: string): Route => (id === undefined ? { page: 'licence' } : { page: 'not-found' }),
+  solutions: (id?: string): Route => (id === undefined ? { page: 'solutions' } : { page: 'solution', id }),
 } as const satisfies Record<string, (id?: string) => Route>;
 
 function isSection(name: string): name is keyof typeof SECTIONS {
@@ -102,3 +110,11 @@ export function alertPath(id: string): string {
 
 /** The alert rules and their form (`?edit=<id>` edits one). */
 export const ALERT_RULES_PATH = '/alerts/rules';
+
+/** The solution templates, their installations and history. */
+export const SOLUTIONS_PATH = '/solutions';
+
+/** The fragment path of one solution template (its install form). */
+export function solutionPath(id: string): string {
+  return `${SOLUTIONS_PATH}/${encodeURIComponent(id)}`;
+}

@@ -1,11 +1,18 @@
-import type { ApiData } from '../api/client';
-import { DateTime } from '../components/date-time';
+import { useSession } from '../session/session';
+import { AccountRow, type Account } from './account-row';
+import { useAccountStatuses } from './account-status';
 
-type Account = ApiData<'/super/accounts'>['items'][number];
-
-/** The accounts of the platform: name, id, parent (by name when it is on this page), external references. */
+/**
+ * The accounts of the platform: name, id, parent (by name when it is on this page), state and limits, external
+ * references; per row Suspend / Resume, Limits and Impersonate.
+ */
 export function AccountTable({ accounts }: { readonly accounts: readonly Account[] }) {
+  const { api } = useSession();
   const names = new Map(accounts.map((account) => [account.accountId, account.name]));
+  const { statuses, update } = useAccountStatuses(
+    api,
+    accounts.map((account) => account.accountId),
+  );
   return (
     <div className="table-scroll">
       <table className="table" aria-label="Accounts">
@@ -14,33 +21,22 @@ export function AccountTable({ accounts }: { readonly accounts: readonly Account
             <th scope="col">Name</th>
             <th scope="col">Account ID</th>
             <th scope="col">Parent</th>
+            <th scope="col">State</th>
+            <th scope="col">Limits</th>
             <th scope="col">External references</th>
             <th scope="col">Created</th>
+            <th scope="col">Actions</th>
           </tr>
         </thead>
         <tbody>
           {accounts.map((account) => (
-            <tr key={account.accountId}>
-              <td>{account.name}</td>
-              <td className="mono nowrap">{account.accountId}</td>
-              <td>{account.parentId === null ? <span className="muted">none (root)</span> : (names.get(account.parentId) ?? <span className="mono">{account.parentId}</span>)}</td>
-              <td>
-                {Object.keys(account.externalRefs).length === 0 ? (
-                  <span className="muted">none</span>
-                ) : (
-                  <ul className="super-refs">
-                    {Object.entries(account.externalRefs).map(([name, ref]) => (
-                      <li key={name}>
-                        {name}: <span className="mono">{ref}</span>
-                      </li>
-                    ))}
-                  </ul>
-                )}
-              </td>
-              <td>
-                <DateTime value={account.createdAt} />
-              </td>
-            </tr>
+            <AccountRow
+              key={account.accountId}
+              account={account}
+              parentName={account.parentId === null ? undefined : names.get(account.parentId)}
+              status={statuses.get(account.accountId)}
+              onStatus={update}
+            />
           ))}
         </tbody>
       </table>
