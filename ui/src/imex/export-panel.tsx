@@ -2,7 +2,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { useAction } from '../api/use-action';
 import { ErrorMessage } from '../components/error-message';
 import { useSession } from '../session/session';
-import { downloadExport, PASSPHRASE_MIN_LENGTH } from './imex-api';
+import { downloadExport, PASSPHRASE_MIN_LENGTH, textOf } from './imex-api';
 
 /**
  * **Export configuration**: the acting account's configuration as one JSON document, saved as a file. Secrets
@@ -16,7 +16,7 @@ export function ExportPanel() {
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const passphrase = withSecrets ? String(new FormData(event.currentTarget).get('passphrase') ?? '') : undefined;
+    const passphrase = withSecrets ? textOf(new FormData(event.currentTarget).get('passphrase')) : undefined;
     if (passphrase !== undefined && [...passphrase].length < PASSPHRASE_MIN_LENGTH) {
       setError(`The passphrase needs at least ${PASSPHRASE_MIN_LENGTH} characters.`);
       return;

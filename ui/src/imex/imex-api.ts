@@ -20,6 +20,11 @@ const PASSPHRASE_HEADER = 'x-iotbridge-passphrase';
 /** The shortest passphrase the service seals an export with. */
 export const PASSPHRASE_MIN_LENGTH = 12;
 
+/** A text field of a form's data ('' when absent or a file). */
+export function textOf(value: FormDataEntryValue | null): string {
+  return typeof value === 'string' ? value : '';
+}
+
 /** The passphrase header, when one was typed. */
 function passphraseHeaders(passphrase: string | undefined): Record<string, string> {
   return passphrase ? { [PASSPHRASE_HEADER]: passphrase } : {};

@@ -2,7 +2,7 @@ import { useId, type FormEvent } from 'react';
 import { useAction } from '../api/use-action';
 import { ErrorMessage } from '../components/error-message';
 import { useSession } from '../session/session';
-import { startImport, type ImportJob } from './imex-api';
+import { startImport, textOf, type ImportJob } from './imex-api';
 
 /**
  * A JSON file and two buttons: **Check (dry run)** validates every item and counts what would change, writing
@@ -18,7 +18,7 @@ export function ImportForm({ onStarted, running }: { readonly onStarted: (job: I
     const dryRun = (event.nativeEvent as SubmitEvent).submitter?.getAttribute('value') === 'dry-run';
     const form = new FormData(event.currentTarget);
     const file = form.get('document');
-    const passphrase = String(form.get('passphrase') ?? '');
+    const passphrase = textOf(form.get('passphrase'));
     if (!(file instanceof File) || file.name === '') {
       setError('Choose a JSON file to import.');
       return;
