@@ -3,8 +3,8 @@
  * real service (a child process, as `npm start` runs it) against the same endpoints created through the API's own
  * bulk route (`POST /endpoints/bulk`, 1,000 per call, one call after another), in the same run, on embedded SQLite
  * and PostgreSQL. Memory: the service's resident set is sampled every 100 ms; the peak above the level before the
- * import is printed for a small and the large document, to show it does not grow with the document. Then the
- * export of everything (200,000 endpoints), timed and sampled the same way.
+ * import is printed for a small and then the large document, to show it does not grow with the document (the
+ * bulk route runs on a fresh service of its own). Then the export of what was imported, timed and sampled the same way.
  *
  *   npm run bench:imex
  *   BENCH_ENDPOINTS=20000 BENCH_DIALECTS=sqlite npm run bench:imex
@@ -59,24 +59,44 @@ async function call(service: Service, method: string, url: string, body?: string
   return (await response.json()) as Record<string, unknown>;
 }
 
-/** The child's resident set (MiB), from /proc. */
+/**
+ * The child's anonymous resident memory (MiB), from /proc: the heap and SQLite's page cache, without the database
+ * file's pages mapped by SQLite's mmap (which grow with the database, not with what the import holds).
+ */
 async function rssMiB(child: ChildProcess): Promise<number> {
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  return Number(/RssAnon:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** Runs `work` while sampling the child's memory → seconds taken and the peak above the level before. */
-async function measured(service: Service, work: () => Promise<void>): Promise<{ seconds: number; peakAboveMiB: number }> {
+/** The service's V8 heap in use (MiB, live objects and garbage not yet collected), from its Prometheus metrics. */
+async function heapUsedMiB(service: Service): Promise<number> {
+  const response = await fetch(`${service.base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const text = await response.text();
+  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? 0) / 2 ** 20;
+}
+
+interface Measured {
+  readonly seconds: number;
+  readonly beforeMiB: number;
+  readonly peakMiB: number;
+  readonly heapPeakMiB: number;
+}
+
+/** Runs `work` while sampling the child's memory → seconds taken, the level before and the peaks. */
+async function measured(service: Service, work: () => Promise<void>): Promise<Measured> {
   const before = await rssMiB(service.child);
   let peak = before;
+  let heapPeak = 0;
   const timer = setInterval(() => void rssMiB(service.child).then((rss) => (peak = Math.max(peak, rss))), 100);
+  const heapTimer = setInterval(() => void heapUsedMiB(service).then((heap) => (heapPeak = Math.max(heapPeak, heap)), () => undefined), 250);
   const started = performance.now();
   try {
     await work();
   } finally {
     clearInterval(timer);
+    clearInterval(heapTimer);
   }
-  return { seconds: (performance.now() - started) / 1000, peakAboveMiB: Math.max(0, peak - before) };
+  return { seconds: (performance.now() - started) / 1000, beforeMiB: before, peakMiB: peak, heapPeakMiB: heapPeak };
 }
 
 function documentOf(count: number, prefix: string): string {
@@ -94,10 +114,11 @@ async function importDocument(service: Service, document: string): Promise<void>
   if (job.state !== 'done' || job.refusedCount !== 0) throw new Error(`import ended ${String(job.state)}: ${JSON.stringify(job).slice(0, 500)}`);
 }
 
-async function benchDialect(name: string): Promise<void> {
+/** A fresh service on its own data directory (and PostgreSQL database), stopped and removed after `work`. */
+async function withService<T>(dialect: string, work: (service: Service) => Promise<T>): Promise<T> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-bench-imex-'));
   const database = `iotbridge_bench_imex_${process.pid}`;
-  const admin = name === 'postgres' ? new pg.Client({ connectionString: POSTGRES_URL }) : undefined;
+  const admin = dialect === 'postgres' ? new pg.Client({ connectionString: POSTGRES_URL }) : undefined;
   let env: Record<string, string> = { IOTBRIDGE_DATA_DIR: dataDir };
   if (admin) {
     await admin.connect();
@@ -108,36 +129,7 @@ async function benchDialect(name: string): Promise<void> {
   }
   const service = await start(env);
   try {
-    const bulkService = (await call(service, 'POST', '/services', { name: 'bulk', type: 'mqtt' })).id as string;
-    const bulk = await measured(service, async () => {
-      for (let i = 0; i < ENDPOINTS; i += BULK_CALL) {
-        const items = Array.from({ length: Math.min(BULK_CALL, ENDPOINTS - i) }, (_, j) => ({ key: `bulk-${i + j}`, serviceId: bulkService, tags: ['bench', `n:${(i + j) % 10}`], parameters: { n: i + j } }));
-        const answer = await call(service, 'POST', '/endpoints/bulk', { items });
-        if (answer.failed !== 0) throw new Error(`bulk: ${String(answer.failed)} failed`);
-      }
-    });
-    const small = documentOf(SMALL, 'small');
-    const smallImport = await measured(service, () => importDocument(service, small));
-    const large = documentOf(ENDPOINTS, 'imex');
-    const largeImport = await measured(service, () => importDocument(service, large));
-    let exportedBytes = 0;
-    const exported = await measured(service, async () => {
-      const response = await fetch(`${service.base}/imex/export`, { headers: { authorization: `Bearer ${TOKEN}` } });
-      for await (const chunk of response.body!) exportedBytes += (chunk as Uint8Array).length;
-    });
-    const perSecond = (seconds: number, count: number) => Math.round(count / seconds).toLocaleString('en');
-    console.log(
-      `${name}: ${ENDPOINTS.toLocaleString('en')} endpoints — POST /imex/import ${largeImport.seconds.toFixed(1)} s (${perSecond(largeImport.seconds, ENDPOINTS)}/s, ` +
-        `document ${(large.length / 2 ** 20).toFixed(1)} MiB); POST /endpoints/bulk ×${ENDPOINTS / BULK_CALL} ${bulk.seconds.toFixed(1)} s (${perSecond(bulk.seconds, ENDPOINTS)}/s); ` +
-        `ratio import/bulk time ${(largeImport.seconds / bulk.seconds).toFixed(2)}`,
-    );
-    console.log(
-      `${name}: service memory peak above the level before — import of ${SMALL.toLocaleString('en')}: ${smallImport.peakAboveMiB.toFixed(0)} MiB, ` +
-        `of ${ENDPOINTS.toLocaleString('en')}: ${largeImport.peakAboveMiB.toFixed(0)} MiB; bulk route: ${bulk.peakAboveMiB.toFixed(0)} MiB`,
-    );
-    console.log(
-      `${name}: GET /imex/export of ${(ENDPOINTS * 2 + SMALL).toLocaleString('en')} endpoints ${exported.seconds.toFixed(1)} s, ${(exportedBytes / 2 ** 20).toFixed(1)} MiB, memory peak above ${exported.peakAboveMiB.toFixed(0)} MiB`,
-    );
+    return await work(service);
   } finally {
     service.child.kill('SIGTERM');
     await new Promise((resolve) => service.child.once('exit', resolve));
@@ -147,6 +139,46 @@ async function benchDialect(name: string): Promise<void> {
       await admin.end();
     }
   }
+}
+
+async function benchDialect(name: string): Promise<void> {
+  const perSecond = (seconds: number, count: number) => Math.round(count / seconds).toLocaleString('en');
+  const small = documentOf(SMALL, 'small');
+  const large = documentOf(ENDPOINTS, 'imex');
+  let exportedBytes = 0;
+  const [smallImport, largeImport, exported] = await withService(name, async (service) => {
+    const smallImport = await measured(service, () => importDocument(service, small));
+    const largeImport = await measured(service, () => importDocument(service, large));
+    const exported = await measured(service, async () => {
+      const response = await fetch(`${service.base}/imex/export`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      for await (const chunk of response.body!) exportedBytes += (chunk as Uint8Array).length;
+    });
+    return [smallImport, largeImport, exported];
+  });
+  // The reference on a fresh service of its own, so both start from an empty database.
+  const bulk = await withService(name, async (service) => {
+    const bulkService = (await call(service, 'POST', '/services', { name: 'bulk', type: 'mqtt' })).id as string;
+    return measured(service, async () => {
+      for (let i = 0; i < ENDPOINTS; i += BULK_CALL) {
+        const items = Array.from({ length: Math.min(BULK_CALL, ENDPOINTS - i) }, (_, j) => ({ key: `bulk-${i + j}`, serviceId: bulkService, tags: ['bench', `n:${(i + j) % 10}`], parameters: { n: i + j } }));
+        const answer = await call(service, 'POST', '/endpoints/bulk', { items });
+        if (answer.failed !== 0) throw new Error(`bulk: ${String(answer.failed)} failed`);
+      }
+    });
+  });
+  console.log(
+    `${name}: ${ENDPOINTS.toLocaleString('en')} endpoints — POST /imex/import ${largeImport.seconds.toFixed(1)} s (${perSecond(largeImport.seconds, ENDPOINTS)}/s, ` +
+      `document ${(large.length / 2 ** 20).toFixed(1)} MiB); POST /endpoints/bulk ×${ENDPOINTS / BULK_CALL} ${bulk.seconds.toFixed(1)} s (${perSecond(bulk.seconds, ENDPOINTS)}/s); ` +
+      `ratio import/bulk time ${(largeImport.seconds / bulk.seconds).toFixed(2)}`,
+  );
+  console.log(
+    `${name}: service memory (anonymous RSS) ${smallImport.beforeMiB.toFixed(0)} MiB at the start; peak during the import of ${SMALL.toLocaleString('en')}: ${smallImport.peakMiB.toFixed(0)} MiB, ` +
+      `of ${ENDPOINTS.toLocaleString('en')} after it: ${largeImport.peakMiB.toFixed(0)} MiB (V8 heap in use: peaks ${smallImport.heapPeakMiB.toFixed(0)} and ${largeImport.heapPeakMiB.toFixed(0)} MiB); bulk route (own service, ${bulk.beforeMiB.toFixed(0)} MiB at the start): peak ${bulk.peakMiB.toFixed(0)} MiB`,
+  );
+  console.log(
+    `${name}: GET /imex/export of ${(ENDPOINTS + SMALL).toLocaleString('en')} endpoints ${exported.seconds.toFixed(1)} s (${perSecond(exported.seconds, ENDPOINTS + SMALL)}/s), ` +
+      `${(exportedBytes / 2 ** 20).toFixed(1)} MiB, memory ${exported.beforeMiB.toFixed(0)} → peak ${exported.peakMiB.toFixed(0)} MiB`,
+  );
 }
 
 for (const dialect of DIALECTS) await benchDialect(dialect);

@@ -79,6 +79,11 @@ export interface EndpointStore {
   update(endpoint: Endpoint): Promise<void>;
   delete(id: string): Promise<void>;
   list(accountId: string, filter: EndpointFilter, page: PageRequest, sort: EndpointSort): Promise<Page<Endpoint>>;
+  /**
+   * At most `limit` of the account's endpoints in (key, id) order after `after` (from the start when undefined):
+   * a walk over every endpoint that costs the same on the last page as on the first (the export).
+   */
+  listAfter(accountId: string, after: { key: string; id: string } | undefined, limit: number): Promise<Endpoint[]>;
   count(accountId: string, filter: EndpointFilter): Promise<number>;
   /** Endpoints of the account at `accountPath` and all its sub-accounts. */
   countTree(accountPath: string): Promise<number>;
@@ -204,6 +209,17 @@ export class Endpoints {
 
   list(scope: Scope, filter: EndpointFilter, page: PageRequest, sort: EndpointSort = 'key'): Promise<Page<Endpoint>> {
     return this.#store.list(scope.accountId, filter, page, sort);
+  }
+
+  /** Every endpoint of the acting account in key order, `pageSize` read at a time (the export). */
+  async *walk(scope: Scope, pageSize: number): AsyncGenerator<Endpoint[]> {
+    let after: Endpoint | undefined;
+    for (;;) {
+      const page = await this.#store.listAfter(scope.accountId, after && { key: after.key, id: after.id }, pageSize);
+      if (page.length > 0) yield page;
+      if (page.length < pageSize) return;
+      after = page[page.length - 1];
+    }
   }
 
   /** How many endpoints match in the acting account; with `total`, also how many the account and its sub-accounts have. */

@@ -143,13 +143,12 @@ function* toItems<T, I>(objects: readonly T[], item: (object: T) => I): Generato
 
 /** Endpoints a page at a time, in key order, with their stored objects, security and own bootstrap configuration. */
 async function* endpointItems(domain: Domain, scope: Scope, serviceNames: ReadonlyMap<string, string>, { sealer, bootstrapConfigs }: ExportOptions): AsyncGenerator<EndpointItem> {
-  for (let offset = 0; ; offset += PAGE) {
-    const page = await domain.endpoints.list(scope, {}, { offset, limit: PAGE });
-    const storage = await domain.endpoints.storageOf(scope, page.items.map((endpoint) => endpoint.id));
-    const security = await domain.security.storedOf(page.items);
-    const hashes = sealer ? await domain.credentials.hashesOf(page.items) : new Map<string, string>();
-    const bootstrap = bootstrapConfigs ? await bootstrapConfigs.ownMany(page.items) : new Map<string, BootstrapConfig>();
-    for (const endpoint of page.items) {
+  for await (const page of domain.endpoints.walk(scope, PAGE)) {
+    const storage = await domain.endpoints.storageOf(scope, page.map((endpoint) => endpoint.id));
+    const security = await domain.security.storedOf(page);
+    const hashes = sealer ? await domain.credentials.hashesOf(page) : new Map<string, string>();
+    const bootstrap = bootstrapConfigs ? await bootstrapConfigs.ownMany(page) : new Map<string, BootstrapConfig>();
+    for (const endpoint of page) {
       const item: EndpointItem = endpointItem(endpoint, serviceNames, storage.get(endpoint.id));
       const hash = hashes.get(endpoint.id);
       if (sealer && hash !== undefined) item.credentials = { passwordHash: sealer.seal(hash) as never };
@@ -161,7 +160,6 @@ async function* endpointItems(domain: Domain, scope: Scope, serviceNames: Readon
       if (config) item.bootstrap = config;
       yield item;
     }
-    if (page.items.length < PAGE) return;
   }
 }
 

@@ -131,6 +131,14 @@ export class SqlEndpointStore implements EndpointStore {
     return pageOf(base, (q) => q.selectAll().orderBy(SORT_COLUMNS[sort]).orderBy('id'), request, toEndpoint);
   }
 
+  async listAfter(accountId: string, after: { key: string; id: string } | undefined, limit: number): Promise<Endpoint[]> {
+    let query = this.#db.selectFrom('endpoints').selectAll().where('account_id', '=', accountId);
+    // `key >= ?` lets the (account_id, key) index start at the cursor; the `or` then skips what was read.
+    if (after) query = query.where('key', '>=', after.key).where((eb) => eb.or([eb('key', '>', after.key), eb('id', '>', after.id)]));
+    const rows = await query.orderBy('key').orderBy('id').limit(limit).execute();
+    return rows.map(toEndpoint);
+  }
+
   async count(accountId: string, filter: EndpointFilter): Promise<number> {
     const row = await filtered(this.#db.selectFrom('endpoints'), accountId, filter)
       .select((eb) => eb.fn.countAll().as('n'))
