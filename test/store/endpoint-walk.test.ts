@@ -11,7 +11,7 @@ for (const dialect of DIALECTS) {
     let other: TestAccount;
 
     before(async () => {
-      service = await startService(dialect);
+      service = await startService(dialect.name);
       account = await createAccount(service, 'walker');
       other = await createAccount(service, 'walker-other');
       const first = await createService(service, account.token, { name: 'first', type: 'mqtt' });
