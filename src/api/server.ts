@@ -36,6 +36,7 @@ import { reportRoutes } from './routes/reports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { logRoutes } from './routes/logs.js';
 import { imexRoutes } from './routes/imex.js';
+import type { ImportJobStore } from '../imex/import-job-store.js';
 import { solutionRoutes } from './routes/solutions.js';
 import { addLicenceHeader, licenceRoutes } from './routes/licence.js';
 import type { Licence } from '../licence/licence.js';
@@ -77,6 +78,8 @@ export interface HttpApiOptions {
   readonly fileMaxBytes: number;
   /** Largest import document (IOTBRIDGE_IMPORT_MAX_BYTES); default 256 MiB. */
   readonly importMaxBytes?: number | undefined;
+  /** Where import jobs are kept (`GET /imex/jobs/{id}` after a restart and on every node). */
+  readonly importJobs: ImportJobStore;
   /** What download link URLs are made of: `IOTBRIDGE_PUBLIC_HOST` and the bound ports by name (`http`, `coap`, `coaps`), read when a link is made. */
   readonly downloads?: { readonly publicHost: string | undefined; readonly ports: Readonly<Record<string, number>> } | undefined;
   /** The built web UI served at `/` (`IOTBRIDGE_UI_DIR`); unset: no UI routes. */
@@ -95,7 +98,7 @@ export interface HttpApiOptions {
 const MAX_PATH_PARAM = 2048;
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, importMaxBytes, uiDir, metrics, licence, oidc, superAdmin }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, importMaxBytes, importJobs, uiDir, metrics, licence, oidc, superAdmin }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -175,7 +178,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(reportRoutes, { domain });
   await app.register(alertRoutes, { domain });
   await app.register(logRoutes, { domain });
-  await app.register(imexRoutes, { domain, importMaxBytes: importMaxBytes ?? 256 * 1024 * 1024, bootstrapConfigs });
+  await app.register(imexRoutes, { domain, jobStore: importJobs, importMaxBytes: importMaxBytes ?? 256 * 1024 * 1024, bootstrapConfigs });
   await app.register(solutionRoutes, { domain });
   if (licence) await app.register(licenceRoutes, { licence });
   await app.register(fotaRoutes, { devices });

@@ -12,14 +12,20 @@ import type { Scope } from '../domain/scope.js';
 import { isoTime } from '../domain/time.js';
 import { AppError } from '../errors.js';
 import { DOCUMENT_FORMAT, DOCUMENT_VERSION, SECTIONS, type Section } from './document.js';
+import type { ImportJobRecord, ImportJobStore } from './import-job-store.js';
 import { Importer, type ImportCounts } from './importer.js';
 import { Sealer, SecretsHeader } from './sealing.js';
 import type { BootstrapConfigs } from '../lwm2m/bootstrap/configs.js';
 import { Value } from 'typebox/value';
 
-/** Finished jobs kept to be read back (per process), and for how long. */
-const JOBS_KEPT = 200;
-const JOB_TTL_MS = 60 * 60_000;
+/** A running job writes its progress this often (its heartbeat)… */
+const HEARTBEAT_MS = 2_000;
+/** …and one whose heartbeat is older than this is taken as stopped with the process that ran it. */
+const STALE_MS = 15_000;
+/** Finished jobs can be read back for this long. */
+const JOB_KEPT_MS = 7 * 24 * 60 * 60_000;
+const INTERRUPTED =
+  'The service stopped while this import ran (a restart or a crash). What it wrote is kept: import the same document again to finish it (imports are idempotent).';
 
 export interface ImportJob {
   readonly id: string;
@@ -32,25 +38,35 @@ export interface ImportJob {
   readonly counts: ImportCounts;
 }
 
+/** A job running in this process, and the chain of its record's writes (so they land in order). */
+interface LiveJob {
+  readonly job: ImportJob;
+  readonly finished: Promise<void>;
+  saved: Promise<void>;
+}
+
 /**
  * Import jobs (`POST /imex/import`, `GET /imex/jobs/{id}`): the document, already spooled to a file, is read
  * section by section by a streaming JSON parser (stream-json), so memory stays flat whatever its size; progress
- * is the Importer's counts, read while it runs. Jobs live in this process (docs/imex.md: an interrupted import is
- * simply run again — it is idempotent).
+ * is the Importer's counts, read while it runs. Each job is stored (ImportJobStore) when it starts, every few
+ * seconds while it runs and when it ends, so its id keeps answering after a restart and on other nodes; a job
+ * whose process stopped is shown failed, saying to import again (imports are idempotent; docs/imex.md).
  */
 export class ImportJobs {
   readonly #domain: Domain;
+  readonly #store: ImportJobStore;
   readonly #bootstrapConfigs: BootstrapConfigs | undefined;
-  readonly #jobs = new Map<string, { job: ImportJob; finished: Promise<void> }>();
+  readonly #live = new Map<string, LiveJob>();
 
-  constructor(domain: Domain, options: { bootstrapConfigs?: BootstrapConfigs | undefined } = {}) {
+  constructor(domain: Domain, store: ImportJobStore, options: { bootstrapConfigs?: BootstrapConfigs | undefined } = {}) {
     this.#domain = domain;
+    this.#store = store;
     this.#bootstrapConfigs = options.bootstrapConfigs;
   }
 
   /**
    * Checks the document's format and version (400 when it is not an import document) and, when it holds sealed
-   * secrets, the passphrase (400 `IOTB_IMEX_PASSPHRASE`), then starts the job.
+   * secrets, the passphrase (400 `IOTB_IMEX_PASSPHRASE`), then stores and starts the job.
    */
   async start(scope: Scope, file: string, options: { dryRun: boolean; passphrase?: string | undefined }): Promise<ImportJob> {
     let sealer: Sealer | undefined;
@@ -61,9 +77,17 @@ export class ImportJobs {
       await rm(file, { force: true });
       throw error;
     }
-    this.#evict();
+    const now = Date.now();
+    await this.#store.deleteFinishedBefore(now - JOB_KEPT_MS);
     const importer = new Importer(this.#domain, scope, { dryRun: options.dryRun, sealer, bootstrapConfigs: this.#bootstrapConfigs });
-    const job: ImportJob = { id: newId(), accountId: scope.accountId, state: 'running', dryRun: options.dryRun, startedAt: isoTime(Date.now()), finishedAt: null, error: null, counts: importer.counts };
+    const job: ImportJob = { id: newId(), accountId: scope.accountId, state: 'running', dryRun: options.dryRun, startedAt: isoTime(now), finishedAt: null, error: null, counts: importer.counts };
+    try {
+      await this.#store.save(recordOf(job));
+    } catch (error) {
+      await rm(file, { force: true });
+      throw error;
+    }
+    const heartbeat = setInterval(() => this.#save(live), HEARTBEAT_MS);
     const finished = importer
       .run((section) => readSection(file, section, (reason) => importer.refuse('document', section, reason)))
       .then(
@@ -74,22 +98,37 @@ export class ImportJobs {
         },
       )
       .finally(async () => {
+        clearInterval(heartbeat);
         job.finishedAt = isoTime(Date.now());
         await rm(file, { force: true });
+        this.#save(live);
+        await live.saved;
+        this.#live.delete(job.id);
       });
-    this.#jobs.set(job.id, { job, finished });
+    const live: LiveJob = { job, finished, saved: Promise.resolve() };
+    this.#live.set(job.id, live);
     return job;
   }
 
-  get(scope: Scope, id: string): ImportJob {
-    const found = this.#jobs.get(id);
-    if (!found || found.job.accountId !== scope.accountId) throw new AppError('IOTB_IMPORT_JOB_NOT_FOUND');
-    return found.job;
+  /** The account's job: live from this process while it runs here, else as stored. 404 for other accounts' jobs. */
+  async get(scope: Scope, id: string): Promise<ImportJob> {
+    const live = this.#live.get(id)?.job;
+    if (live) {
+      if (live.accountId !== scope.accountId) throw new AppError('IOTB_IMPORT_JOB_NOT_FOUND');
+      return live;
+    }
+    let record = await this.#store.get(scope.accountId, id);
+    if (record?.state === 'running' && record.updatedAt < Date.now() - STALE_MS) {
+      await this.#store.failStale(Date.now() - STALE_MS, INTERRUPTED, Date.now());
+      record = await this.#store.get(scope.accountId, id);
+    }
+    if (!record) throw new AppError('IOTB_IMPORT_JOB_NOT_FOUND');
+    return jobOf(record);
   }
 
   /** Waits for the job to finish, at most `ms` (undefined: until it does). */
   async wait(job: ImportJob, ms?: number): Promise<void> {
-    const finished = this.#jobs.get(job.id)?.finished;
+    const finished = this.#live.get(job.id)?.finished;
     if (!finished) return;
     if (ms === undefined) return finished;
     let timer: NodeJS.Timeout | undefined;
@@ -99,16 +138,40 @@ export class ImportJobs {
 
   /** Waits for every job under way (the service's stop). */
   async stop(): Promise<void> {
-    await Promise.all([...this.#jobs.values()].map((entry) => entry.finished));
+    await Promise.all([...this.#live.values()].map((entry) => entry.finished));
   }
 
-  #evict(): void {
-    const now = Date.now();
-    for (const [id, { job }] of this.#jobs) {
-      const old = job.finishedAt !== null && now - Date.parse(job.finishedAt) > JOB_TTL_MS;
-      if (old || (this.#jobs.size > JOBS_KEPT && job.finishedAt !== null)) this.#jobs.delete(id);
-    }
+  /** Queues a write of the job's record after the ones before it; a failed write is retried by the next one. */
+  #save(live: LiveJob): void {
+    live.saved = live.saved.then(() => this.#store.save(recordOf(live.job))).catch(() => undefined);
   }
+}
+
+function recordOf(job: ImportJob): ImportJobRecord {
+  return {
+    id: job.id,
+    accountId: job.accountId,
+    state: job.state,
+    dryRun: job.dryRun,
+    counts: { ...job.counts, refused: [...job.counts.refused] },
+    error: job.error,
+    startedAt: Date.parse(job.startedAt),
+    finishedAt: job.finishedAt === null ? null : Date.parse(job.finishedAt),
+    updatedAt: Date.now(),
+  };
+}
+
+function jobOf(record: ImportJobRecord): ImportJob {
+  return {
+    id: record.id,
+    accountId: record.accountId,
+    state: record.state,
+    dryRun: record.dryRun,
+    startedAt: isoTime(record.startedAt),
+    finishedAt: record.finishedAt === null ? null : isoTime(record.finishedAt),
+    error: record.error,
+    counts: record.counts,
+  };
 }
 
 /** The document's `format`, `version` and `secrets` header, read by the same streaming parser; a parse error is the document's. */

@@ -36,6 +36,7 @@ import { licence } from './migrations/0038-licence.js';
 import { oidc } from './migrations/0039-oidc.js';
 import { solutions } from './migrations/0040-solutions.js';
 import { superAdmin } from './migrations/0041-super-admin.js';
+import { importJobs } from './migrations/0042-import-jobs.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -76,6 +77,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0039-oidc': oidc(),
     '0040-solutions': solutions(database.dialect),
     '0041-super-admin': superAdmin(),
+    '0042-import-jobs': importJobs(),
   };
 }
 

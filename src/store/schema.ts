@@ -390,6 +390,20 @@ export interface Schema {
   solution_history: SolutionHistoryTable;
   once_events: OnceEventsTable;
   account_controls: AccountControlsTable;
+  import_jobs: ImportJobsTable;
+}
+
+/** An import job (src/imex/import-jobs.ts, migration 0042); `counts` is JSON, `updated_at` the running job's heartbeat. */
+export interface ImportJobsTable {
+  id: string;
+  account_id: string;
+  state: string;
+  dry_run: number;
+  counts: string;
+  error: string | null;
+  started_at: number;
+  finished_at: number | null;
+  updated_at: number;
 }
 
 /** An account's suspension and limits set by a Super-Admin (src/admin/, migration 0041); no row: neither. */

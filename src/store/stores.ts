@@ -25,6 +25,8 @@ import { SqlLogStore } from './log-store.js';
 import { SqlLicenceStore } from './licence-store.js';
 import { SqlSolutionStore } from './solution-store.js';
 import type { LicenceStore } from '../licence/model.js';
+import type { ImportJobStore } from '../imex/import-job-store.js';
+import { SqlImportJobStore } from './import-job-store.js';
 
 /** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations). */
 export interface Stores extends DomainStores {
@@ -32,6 +34,8 @@ export interface Stores extends DomainStores {
   readonly bootstrapConfigs: BootstrapConfigStore;
   /** The private-instance licence record (src/licence/). */
   readonly licence: LicenceStore;
+  /** Import jobs (src/imex/import-jobs.ts). */
+  readonly importJobs: ImportJobStore;
 }
 
 export interface StoreOptions {
@@ -70,5 +74,6 @@ export function sqlStores(database: Database, options: StoreOptions = {}): Store
     logs: new SqlLogStore(db, database.dialect),
     solutions: new SqlSolutionStore(db),
     licence: new SqlLicenceStore(db),
+    importJobs: new SqlImportJobStore(db),
   };
 }

@@ -93,6 +93,7 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       }
     },
   ],
+  ['0042-import-jobs', async (db) => void (await db.schema.dropTable('import_jobs').ifExists().execute())],
 ];
 
 /**

@@ -11,6 +11,7 @@ import type { Domain } from '../../domain/domain.js';
 import { AppError } from '../../errors.js';
 import { ExportDocument } from '../../imex/document.js';
 import { exportDocument } from '../../imex/exporter.js';
+import type { ImportJobStore } from '../../imex/import-job-store.js';
 import { ImportJobs, type ImportJob } from '../../imex/import-jobs.js';
 import { REAL_TIME_ITEMS } from '../../imex/importer.js';
 import { PASSPHRASE_MIN_LENGTH, Sealer } from '../../imex/sealing.js';
@@ -58,8 +59,11 @@ function limited(max: number): Transform {
  * Import and export of an account's configuration (docs/imex.md). The import body is never parsed whole: it is
  * written to a temporary file as it arrives, then read section by section by the job.
  */
-export const imexRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; importMaxBytes: number; bootstrapConfigs?: BootstrapConfigs | undefined }> = async (app, { domain, importMaxBytes, bootstrapConfigs }) => {
-  const jobs = new ImportJobs(domain, { bootstrapConfigs });
+export const imexRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; jobStore: ImportJobStore; importMaxBytes: number; bootstrapConfigs?: BootstrapConfigs | undefined }> = async (
+  app,
+  { domain, jobStore, importMaxBytes, bootstrapConfigs },
+) => {
+  const jobs = new ImportJobs(domain, jobStore, { bootstrapConfigs });
   app.addHook('onClose', async () => jobs.stop());
   // In this plugin only: JSON bodies arrive as the raw stream, of any size up to the import limit.
   app.removeContentTypeParser('application/json');
@@ -147,6 +151,6 @@ export const imexRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; importMaxBy
   app.get(
     '/imex/jobs/:id',
     { schema: { tags: TAGS, summary: 'An import job of the acting account: progress, counts, refusals', params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: Job, ...ERROR_RESPONSES } } },
-    async (request) => shown(jobs.get(request.scope, request.params.id)),
+    async (request) => shown(await jobs.get(request.scope, request.params.id)),
   );
 };
