@@ -221,6 +221,11 @@ export class IotBridge {
     });
     const ports: Record<string, number> = {};
     this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports });
+    superAdmin.onSuspended(async (accountId) => {
+      let ended = 0;
+      for (const server of this.#deviceServers) ended += (await server.closeAccount?.(accountId)) ?? 0;
+      if (ended > 0) logger.info({ accountId, connections: ended }, 'devices of a suspended account disconnected');
+    });
     await this.#beforeBusStart?.(bus);
     await bus.start();
     // Once-events a crash left claimed but unpublished (docs/templates.md).

@@ -43,6 +43,7 @@ export class SuperAdmin {
   readonly #store: AdminStore;
   readonly #domain: Domain;
   readonly #rootAccountId: string;
+  readonly #suspendedListeners: ((accountId: string) => Promise<void>)[] = [];
 
   /** `limits` may be made first: the endpoint store is wrapped with them before the domain exists. */
   constructor(deps: { store: AdminStore; domain: Domain; rootAccountId: string; limits?: AccountLimits | undefined }) {
@@ -69,13 +70,22 @@ export class SuperAdmin {
     return this.#statusOf(await this.#domain.accounts.get(scope, accountId));
   }
 
-  /** Suspends an account (not the root account): its devices are refused, its triggers do not run, its tokens only read. */
+  /** `listener` runs after each suspension (the device servers end the account's connections). */
+  onSuspended(listener: (accountId: string) => Promise<void>): void {
+    this.#suspendedListeners.push(listener);
+  }
+
+  /**
+   * Suspends an account (not the root account): its devices are refused (those connected are disconnected), its
+   * triggers do not run, its tokens only read.
+   */
   async suspend(scope: Scope, accountId: string, reason: string): Promise<AccountStatus> {
     const account = await this.#domain.accounts.get(scope, accountId);
     if (account.parentId === null) throw new AppError('IOTB_ACCOUNT_ROOT_PROTECTED');
     const suspension = this.suspension.get(accountId) ?? { at: new Date().toISOString(), reason, by: whoOf(scope) };
     await this.#save(accountId, suspension, this.limits.get(accountId));
     this.suspension.set(accountId, suspension);
+    for (const listener of this.#suspendedListeners) await listener(accountId);
     return this.#statusOf(account);
   }
 

@@ -32,6 +32,11 @@ export interface DeviceServer {
   stop(): Promise<void>;
   /** Once every server and the HTTP API listen (their ports known): work that hands devices URLs starts here. */
   ready?(): Promise<void>;
+  /**
+   * Ends every connection or registration of the account's devices (a Super-Admin suspended it): they find out
+   * now rather than at their next message, and are refused when they come back. Returns how many were ended.
+   */
+  closeAccount?(accountId: string): Promise<number>;
 }
 
 /** Runs a script of an account that is not a trigger (e.g. a UDP service's key script) in the account's sandbox. */

@@ -127,6 +127,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     },
     // FOTA jobs of the last run go on once the ports their download URLs name are known.
     ready: () => fota.start(),
+    closeAccount: (accountId) => server.closeAccount(accountId),
     stop: async () => {
       await fota.stop();
       management.stop();

@@ -370,6 +370,20 @@ export class Lwm2mServer implements DeviceServer {
     return { code: '2.04' };
   }
 
+  /** Ends the account's registrations (suspended): each device's next Update gets 4.04 and its new Register is refused. */
+  async closeAccount(accountId: string): Promise<number> {
+    const ended = [...this.#registrations.values()].filter((registration) => registration.accountId === accountId);
+    for (const registration of ended) {
+      this.#forget(registration);
+      await this.#options.registrations.remove(registration.id);
+      this.#registrationEnd(registration.endpointId);
+      // `withSuspended`: the look-up by name otherwise hides a suspended account's devices.
+      const [endpoint] = (await this.#options.presence.findDevices('lwm2m', registration.endpointName, { withSuspended: true })).filter((e) => e.id === registration.endpointId);
+      if (endpoint) await this.#options.presence.disconnected(endpoint, 'lwm2m', 'account suspended');
+    }
+    return ended.length;
+  }
+
   async #deregister(registration: Registration): Promise<CoapResponse> {
     this.#forget(registration);
     await this.#options.registrations.remove(registration.id);

@@ -177,6 +177,18 @@ export class MqttServer implements DeviceServer, MqttChannel {
     await Promise.all(closed);
   }
 
+  async closeAccount(accountId: string): Promise<number> {
+    let closed = 0;
+    for (const session of this.#sessions.values()) {
+      if (session.endpoint.accountId !== accountId) continue;
+      // MQTT 5 devices hear why (Administrative action); the broker's close event then marks them unavailable.
+      session.login.v5?.adapter.closeWith(REASON.administrativeAction);
+      session.client.close();
+      closed++;
+    }
+    return closed;
+  }
+
   async publish(scope: Scope, ref: string, message: { topic: string; payload: Buffer; qos: QoS; retain: boolean }) {
     const { endpoint, target, space } = await this.#deviceOf(scope, ref);
     if (message.topic === '' || /[+#]/.test(message.topic) || message.topic.includes('\0') || !mayPublish(space, message.topic)) {

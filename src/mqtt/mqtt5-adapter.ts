@@ -24,6 +24,7 @@ export const REASON = {
   topicAliasInvalid: 0x94,
   packetTooLarge: 0x95,
   sharedSubscriptionsNotSupported: 0x9e,
+  administrativeAction: 0x98,
   connectionRateExceeded: 0x9f,
   subscriptionIdentifiersNotSupported: 0xa1,
 } as const;

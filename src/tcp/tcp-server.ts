@@ -86,6 +86,16 @@ export class TcpServer implements DeviceServer, TcpChannel {
     await closed;
   }
 
+  async closeAccount(accountId: string): Promise<number> {
+    let closed = 0;
+    for (const connection of this.#devices.values()) {
+      if (connection.device?.endpoint.accountId !== accountId) continue;
+      connection.socket.destroy();
+      closed++;
+    }
+    return closed;
+  }
+
   async send(scope: Scope, ref: string, payload: Buffer): Promise<{ bytes: number }> {
     const endpoint = await this.#context.domain.endpoints.get(scope, ref);
     const connection = this.#devices.get(endpoint.id);
