@@ -13,12 +13,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
+import { runInNewContext } from 'node:vm';
+import { setFlagsFromString } from 'node:v8';
 import pg from 'pg';
+import { pino } from 'pino';
+import { IotBridge } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 100_000);
 const SMALL = Math.max(1000, Math.round(ENDPOINTS / 5));
 const BULK_CALL = 1000;
-const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',');
+const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',').filter(Boolean);
 const TOKEN = 'AT:bench-imex-admin-token-00000000';
 const POSTGRES_URL = process.env.IOTBRIDGE_TEST_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/test`;
 
@@ -181,4 +186,38 @@ async function benchDialect(name: string): Promise<void> {
   );
 }
 
+/**
+ * What an import keeps: the same imports in this process, with the heap measured after full collections (a peak
+ * above says how much garbage V8 let pile up before collecting, not what the import holds on to).
+ */
+async function retainedHeap(): Promise<void> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const heapMiB = () => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed / 2 ** 20;
+  };
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-bench-imex-heap-'));
+  const bridge = new IotBridge(
+    loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: -1, mqttPort: 0, httpHost: '127.0.0.1', dataDir, adminToken: TOKEN }),
+    pino({ level: 'warn' }),
+  );
+  const started = await bridge.start();
+  const service = { child: undefined as unknown as ChildProcess, base: `http://127.0.0.1:${started.ports.http}` };
+  try {
+    const levels = [heapMiB()];
+    for (const [count, prefix] of [[SMALL, 'heap-small'], [ENDPOINTS, 'heap-large']] as const) {
+      await importDocument(service, documentOf(count, prefix));
+      levels.push(heapMiB());
+    }
+    const [start, small, large] = levels.map((level) => level.toFixed(1));
+    console.log(`in-process heap after full GCs (SQLite): ${start} MiB at the start, ${small} MiB after importing ${SMALL.toLocaleString('en')}, ${large} MiB after ${ENDPOINTS.toLocaleString('en')} more`);
+  } finally {
+    await bridge.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
 for (const dialect of DIALECTS) await benchDialect(dialect);
+if (process.env.BENCH_RETAINED !== '0') await retainedHeap();
