@@ -273,7 +273,9 @@ describe('Files and FOTA pages in Chromium', { skip, timeout: 120_000 }, () => {
       assert.equal(overflow, 0, `nothing sticks out sideways at 390 px on ${route}: ${wide.join(', ')}`);
     }
     await page.locator('table[aria-label="Campaigns"] a').first().click();
-    await page.getByTestId('job-counts').waitFor();
+    // The list shows each campaign's counts too: wait for the campaign's own page before looking for them.
+    await page.waitForFunction('/^#\\/fota\\/[^/]+$/.test(location.hash)');
+    await page.getByTestId('job-counts').first().waitFor();
     assert.equal(await sidewaysOverflow(page), 0, 'the campaign page fits');
     await page.setViewportSize({ width: 1280, height: 860 });
     problems.expectNone();
