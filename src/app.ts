@@ -22,7 +22,6 @@ import { NO_MAILER, SmtpMailer } from './triggers/mailer.js';
 import { TriggerEngine } from './triggers/engine.js';
 import { SERVICE_NAMESPACES } from './triggers/namespaces/index.js';
 import { Signals } from './triggers/signals.js';
-import { SqlScriptQueueStore } from './store/script-queue-store.js';
 import { WorkerPool } from './triggers/sandbox/worker-pool.js';
 import { createLogger } from './logger.js';
 import { ServerCertificate } from './dtls/server-certificate.js';
@@ -33,19 +32,16 @@ import { migrateToLatest } from './store/migrate.js';
 import { sqlStores } from './store/stores.js';
 import { VERSION } from './version.js';
 import { Registry } from 'prom-client';
-import { deviceQueueDepths } from './observability/queue-depths.js';
 import { ScriptMetrics } from './observability/script-metrics.js';
 import { ServiceMetrics } from './observability/service-metrics.js';
 import { limitEndpoints } from './licence/endpoint-limit.js';
 import { trustedKeys } from './licence/keys.js';
 import { Licence, LICENCE_STATE_CODES } from './licence/licence.js';
 import { createOidcSignIn } from './oidc/setup.js';
-import { SqlOidcStore } from './store/oidc-store.js';
 import { AccountLimits } from './admin/account-limits.js';
 import { SuperDiagnostics } from './admin/diagnostics.js';
 import { limitAccountEndpoints } from './admin/endpoint-quota.js';
 import { SuperAdmin } from './admin/super-admin.js';
-import { SqlAdminStore } from './store/admin-store.js';
 
 export interface Started {
   /** Bound ports by server name, e.g. `{ http: 8080 }` (the real port when 0 was asked for). */
@@ -144,7 +140,7 @@ export class IotBridge {
     // Each account's maxEndpoints (a Super-Admin's limit), wherever endpoints are created.
     const accountLimits = new AccountLimits();
     const stores = { ...licensed, endpoints: limitAccountEndpoints(licensed.endpoints, accountLimits) };
-    const adminStore = new SqlAdminStore(database.db, database.dialect);
+    const adminStore = sql.admin;
     // Execution records of handled events are durable before the cursor passes them: the embedded hot path
     // commits them in order, the other stores are waited for.
     const recordsBeforeCursor = stores.executions.recordOne ? undefined : () => domain.executions.flush();
@@ -164,7 +160,7 @@ export class IotBridge {
     // Suspensions and limits in memory before devices connect and queued events are handled.
     const superAdmin = new SuperAdmin({ store: adminStore, domain, rootAccountId, limits: accountLimits });
     await superAdmin.load();
-    const oidc = await createOidcSignIn(config, { domain, store: new SqlOidcStore(database.db), rootAccountId, logger });
+    const oidc = await createOidcSignIn(config, { domain, store: sql.oidc, rootAccountId, logger });
     const internalCalls = new InternalCalls();
     const presence = new DevicePresence(domain, stores.endpoints, bus, { logger, gate: superAdmin });
     this.#presence = presence;
@@ -181,7 +177,7 @@ export class IotBridge {
     const engine = new TriggerEngine({
       domain,
       runner: this.#scripts,
-      services: { cache: new MemoryCache(), signals: new Signals(), queues: new SqlScriptQueueStore(database.db),
+      services: { cache: new MemoryCache(), signals: new Signals(), queues: sql.scriptQueues,
         api: internalCalls,
         mailer,
         devices: channels,
@@ -203,7 +199,7 @@ export class IotBridge {
       onExecution: (listener) => domain.executions.observe(listener),
       connectedByProtocol: () => domain.metrics.connectedByProtocol(),
       scriptWorkers: () => this.#scripts?.pids.length ?? 0,
-      deviceQueues: () => deviceQueueDepths(database.db),
+      deviceQueues: () => sql.queueDepths.deviceQueueDepths(),
       dialect: database.dialect,
       onQuery: (listener) => database.onQuery(listener),
       licenceState: () => LICENCE_STATE_CODES[licence.status().state],
@@ -220,7 +216,7 @@ export class IotBridge {
       account: { messagesPerSecond: config.accountSendRate, bytesPerSecond: config.accountSendBytes },
     });
     const ports: Record<string, number> = {};
-    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, database, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports });
+    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, stores: sql.devices, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports });
     superAdmin.onSuspended(async (accountId) => {
       let ended = 0;
       for (const server of this.#deviceServers) ended += (await server.closeAccount?.(accountId)) ?? 0;

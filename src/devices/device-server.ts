@@ -1,19 +1,25 @@
-import type { CoapChannel } from '../lwm2m/plain-coap.js';
-import type { ServerCertificate } from '../dtls/server-certificate.js';
-import type { BootstrapConfigs } from '../lwm2m/bootstrap/configs.js';
-import type { DeviceManagement } from '../lwm2m/device-management.js';
-import type { FotaService } from '../lwm2m/fota/fota-service.js';
-import type { ObjectRegistry } from '../lwm2m/objects/registry.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Domain } from '../domain/domain.js';
-import type { Database } from '../store/database.js';
+import type { ServerCertificate } from '../dtls/server-certificate.js';
+import type { LoraChannel } from '../lora/lora-channel.js';
+import type { BootstrapConfigs } from '../lwm2m/bootstrap/configs.js';
+import type { CoapChannel } from '../lwm2m/coap-channel.js';
+import type { FotaChannel } from '../lwm2m/fota/fota-channel.js';
+import type { FotaStore } from '../lwm2m/fota/model.js';
+import type { LastKnownStore } from '../lwm2m/last-known-store.js';
+import type { Lwm2mChannel } from '../lwm2m/lwm2m-channel.js';
+import type { ObjectRegistry } from '../lwm2m/objects/registry.js';
+import type { ObservationStore } from '../lwm2m/observation-store.js';
+import type { DeviceQueueStore } from '../lwm2m/queue-store.js';
+import type { RegistrationStore } from '../lwm2m/registration-store.js';
+import type { MqttChannel } from '../mqtt/mqtt-channel.js';
+import type { MqttSessionStore } from '../mqtt/session-store.js';
+import type { TcpChannel } from '../tcp/tcp-channel.js';
 import type { RunResult } from '../triggers/sandbox/protocol.js';
 import type { ScriptRun } from '../triggers/sandbox/worker-pool.js';
-import type { LoraChannel } from '../lora/lora-channel.js';
-import type { MqttChannel } from '../mqtt/mqtt-server.js';
-import type { TcpChannel } from '../tcp/tcp-server.js';
-import type { UdpChannel } from '../udp/udp-server.js';
+import type { UdpChannel } from '../udp/udp-channel.js';
+import type { UdpQueueStore } from '../udp/udp-queue.js';
 import type { OutboundHttp } from './outbound-http.js';
 import type { DevicePresence } from './presence.js';
 import type { SendCaps } from './send-caps.js';
@@ -52,8 +58,8 @@ export interface DeviceServerContext {
   readonly presence: DevicePresence;
   /** Where each server offers its script-facing API (`mqtt.publish`, `udp.send`, …). */
   readonly channels: DeviceChannels;
-  /** Storage for protocol state that must survive a restart (the UDP send queue). */
-  readonly database: Database;
+  /** Protocol state that must survive a restart, each server's own slice (built in app.ts, src/store/stores.ts). */
+  readonly stores: DeviceStores;
   readonly scripts: DeviceScripts;
   /** LwM2M object definitions (shipped and per account): what codecs and device management type values with. */
   readonly objects: ObjectRegistry;
@@ -71,6 +77,24 @@ export interface DeviceServerContext {
   readonly ports: Readonly<Record<string, number>>;
 }
 
+/** The LwM2M server's state: registrations, what it knows and holds for devices, FOTA jobs. */
+export interface Lwm2mStores {
+  readonly registrations: RegistrationStore;
+  readonly lastKnown: LastKnownStore;
+  readonly observations: ObservationStore;
+  readonly queue: DeviceQueueStore;
+  readonly fota: FotaStore;
+}
+
+/** What the device servers keep across restarts, by protocol; implementations are in src/store/. */
+export interface DeviceStores {
+  readonly lwm2m: Lwm2mStores;
+  /** Retained messages and persistent sessions of every MQTT service's broker. */
+  readonly mqtt: MqttSessionStore;
+  /** Messages `udp.queue` holds for devices until they next send. */
+  readonly udp: UdpQueueStore;
+}
+
 /**
  * The script-facing side of the device servers, filled in by each server when it is built; protocol
  * namespaces (`src/triggers/namespaces/<protocol>.ts`) find them here. A missing one means that server is
@@ -81,9 +105,9 @@ export interface DeviceChannels {
   udp?: UdpChannel;
   tcp?: TcpChannel;
   lora?: LoraChannel;
-  lwm2m?: DeviceManagement;
+  lwm2m?: Lwm2mChannel;
   /** Firmware over the air through LwM2M object 5 (jobs and campaigns). */
-  fota?: FotaService;
+  fota?: FotaChannel;
   coap?: CoapChannel;
   mqtt?: MqttChannel;
 }

@@ -1,4 +1,4 @@
-import { LoraService } from '../lora/lora-channel.js';
+import { LoraService } from '../lora/lora-service.js';
 import { lwm2mServer } from '../lwm2m/index.js';
 import { MqttServer } from '../mqtt/mqtt-server.js';
 import { TcpServer } from '../tcp/tcp-server.js';

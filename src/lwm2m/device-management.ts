@@ -9,6 +9,7 @@ import { formatsToTry, isFormatRefusal, MAX_FORMAT_ATTEMPTS, type PayloadKind } 
 import { fromJsonValue, lwm2mRecordsToJson, translatedNames, type JsonRecord } from './json-values.js';
 import { CONTENT_FORMATS, formatPath, parsePath, type Lwm2mPath, type Lwm2mRecord } from './model.js';
 import type { LastKnownStore } from './last-known-store.js';
+import type { Lwm2mChannel } from './lwm2m-channel.js';
 import type { ObservationStore } from './observation-store.js';
 import type { DeviceQueueStore } from './queue-store.js';
 import type { ObjectRegistry } from './objects/registry.js';
@@ -45,7 +46,7 @@ const ERROR_BY_CODE: Record<string, ErrorCode> = {
  * builds the CoAP request of each operation, maps the device's answer to a result or an `IOTB_LWM2M_*`
  * error, emits `lwm2m-data` for reads and keeps the last-known value of every resource read.
  */
-export class DeviceManagement {
+export class DeviceManagement implements Lwm2mChannel {
   readonly #server: Lwm2mServer;
   readonly #presence: DevicePresence;
   readonly #objects: ObjectRegistry;

@@ -9,12 +9,7 @@ import { DeviceManagement } from './device-management.js';
 import { CoapDownloads } from './file-downloads.js';
 import { FotaService } from './fota/fota-service.js';
 import { downloadUrl } from '../domain/file-links.js';
-import { SqlFotaStore } from '../store/fota-store.js';
 import { PlainCoap } from './plain-coap.js';
-import { SqlLastKnownStore } from './last-known-store.js';
-import { SqlObservationStore } from './observation-store.js';
-import { SqlDeviceQueueStore } from './queue-store.js';
-import { SqlRegistrationStore } from './registration-store.js';
 import { Lwm2mServer } from './server.js';
 
 /**
@@ -22,7 +17,7 @@ import { Lwm2mServer } from './server.js';
  * `channels.lwm2m`) and plain CoAP devices (`coap-request` events, `channels.coap`) on one UDP port.
  */
 export function lwm2mServer(context: DeviceServerContext): DeviceServer {
-  const { config, logger, presence, objects, domain, sendGuard, sendCaps, database, bootstrapConfigs, serverCertificate } = context;
+  const { config, logger, presence, objects, domain, sendGuard, sendCaps, stores, bootstrapConfigs, serverCertificate } = context;
   const servicesOf = (type: 'lwm2m' | 'coap') => {
     const directory = new ServiceDirectory(domain.services, type, () => undefined, logger);
     return async () => (await directory.all()).map((entry) => entry.service);
@@ -59,7 +54,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     otherRequests: (request, peer, via) => late.plain!.handle(request, peer, via),
     bootstrap: (request, peer, endpoint, service) => late.bootstrap!.handle(request, peer, endpoint, service),
     downloads: (request) => downloads.handle(request),
-    registrations: new SqlRegistrationStore(database.db, database.hot),
+    registrations: stores.lwm2m.registrations,
     secure: dtls && { transport: dtls, port: config.coapsPort, sessionOf: (peer) => dtls.sessionOf(peer) },
     securityOf: (endpointId) => domain.security.of({ id: endpointId }),
   });
@@ -79,13 +74,13 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     presence,
     objects,
     logger,
-    lastKnown: new SqlLastKnownStore(database.db, database.hot),
-    observations: new SqlObservationStore(database.db),
-    queue: new SqlDeviceQueueStore(database.db),
+    lastKnown: stores.lwm2m.lastKnown,
+    observations: stores.lwm2m.observations,
+    queue: stores.lwm2m.queue,
     endpointById: (accountId, id) => domain.endpoints.byId(accountId, id),
   });
   const fota = new FotaService({
-    store: new SqlFotaStore(database.db),
+    store: stores.lwm2m.fota,
     domain,
     management,
     links: { create: (accountId, name, options) => domain.fileLinks.create(accountId, name, options), url: downloadUrl },

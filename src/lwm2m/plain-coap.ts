@@ -24,33 +24,13 @@ import type { Scope } from '../domain/scope.js';
 import type { Service } from '../domain/services.js';
 import { AppError } from '../errors.js';
 import { createEvent } from '../events/event.js';
+import type { CoapChannel, OutgoingCoapRequest } from './coap-channel.js';
 
 /** The event each request of a plain CoAP device becomes. */
 export const COAP_REQUEST_EVENT = 'coap-request';
 
 const METHODS: Record<string, string> = { '0.01': 'GET', '0.02': 'POST', '0.03': 'PUT', '0.04': 'DELETE', '0.05': 'FETCH', '0.06': 'PATCH', '0.07': 'iPATCH' };
 const METHOD_CODES: Record<string, CoapCode> = { GET: '0.01', POST: '0.02', PUT: '0.03', DELETE: '0.04' };
-
-/** A request a script sends to a device with `coap.send`. */
-export interface OutgoingCoapRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly payload: Buffer;
-  readonly contentFormat?: number | undefined;
-  readonly confirmable: boolean;
-  readonly timeoutMs: number;
-}
-
-/** What scripts reach through `context.devices.coap` (the `coap` namespace). */
-export interface CoapChannel {
-  /**
-   * Sends a CoAP request to the device (its LwM2M registration's address, else the address it was last heard
-   * from over CoAP); resolves with its answer. Errors as `udp.send`'s.
-   */
-  send(scope: Scope, ref: string, request: OutgoingCoapRequest): Promise<{ code: string; payload: string; payloadBase64: string; text?: string }>;
-  /** Sends a notification to every observer the device registered on `path` of this server; resolves with how many. */
-  notify(scope: Scope, ref: string, path: string, payload: Buffer, contentFormat: number | undefined): Promise<{ notified: number }>;
-}
 
 export interface PlainCoapOptions {
   /** The endpoint a device is reached on (CoAPS for a device heard over DTLS). */

@@ -18,10 +18,11 @@ import { ThrottledLog } from '../devices/throttled-log.js';
 import { payloadFields, remoteAddress } from '../devices/payload.js';
 import { ServiceDirectory, type Configured } from '../devices/service-directory.js';
 import { DurablePersistence } from './durable-persistence.js';
+import type { MqttChannel, QoS } from './mqtt-channel.js';
 import { mqttOptions, type MqttOptions } from './mqtt-options.js';
 import { Mqtt5Adapter, mqtt5Session, REASON, SESSION_NEVER_EXPIRES, type Mqtt5Session, type PublicationProperties } from './mqtt5-adapter.js';
 import { PacketGuard, PacketViolation } from './packet-guard.js';
-import { MqttSessionStore } from './session-store.js';
+import type { MqttSessionStore } from './session-store.js';
 import { mayPublish, maySubscribe, spaceFilter, topicSpace, type TopicSpace } from './topic-space.js';
 
 /** The events device activity becomes (SPEC "Events"). */
@@ -57,7 +58,6 @@ interface Refusal {
 }
 
 type MqttService = Configured<MqttOptions>;
-type QoS = 0 | 1 | 2;
 
 /** A device that passed log-in: what its connection may do. */
 interface Login {
@@ -83,14 +83,6 @@ interface ServiceBroker {
   readonly broker: Aedes;
   readonly persistence: DurablePersistence;
   readonly sweeper: NodeJS.Timeout;
-}
-
-/** What scripts reach through `context.devices.mqtt` (`mqtt.publish`, `mqtt.subscribe`). Tenancy: `scope` must own the endpoint. */
-export interface MqttChannel {
-  /** Publishes into the device's topic space of its service's broker (delivered now, or queued for a persistent session). */
-  publish(scope: Scope, ref: string, message: { topic: string; payload: Buffer; qos: QoS; retain: boolean }): Promise<{ topic: string; qos: QoS; retain: boolean; bytes: number; connected: boolean }>;
-  /** Subscribes the device's session to `topic` (in its space) as if the device had. */
-  subscribe(scope: Scope, ref: string, topic: string, qos: QoS): Promise<{ topic: string; qos: QoS; connected: boolean }>;
 }
 
 /**
@@ -130,7 +122,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
     this.#refusals = new ThrottledLog(this.#logger);
     context.domain.services.checkOptions('mqtt', (options) => void mqttOptions(options));
     this.#directory = new ServiceDirectory(context.domain.services, 'mqtt', (service) => mqttOptions(service.options), this.#logger);
-    this.#store = new MqttSessionStore(context.database.db);
+    this.#store = context.stores.mqtt;
     context.channels.mqtt = this;
   }
 

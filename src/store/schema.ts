@@ -188,7 +188,7 @@ export interface UdpQueueTable {
 export interface MqttRetainedTable {
   service_id: string;
   topic: string;
-  /** JSON of the stored packet (payload base64), see src/mqtt/session-store.ts. */
+  /** JSON of the stored packet (payload base64), see src/store/mqtt-session-store.ts. */
   packet: string;
 }
 

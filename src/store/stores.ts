@@ -27,8 +27,27 @@ import { SqlSolutionStore } from './solution-store.js';
 import type { LicenceStore } from '../licence/model.js';
 import type { ImportJobStore } from '../imex/import-job-store.js';
 import { SqlImportJobStore } from './import-job-store.js';
+import type { AdminStore } from '../admin/model.js';
+import { SqlAdminStore } from './admin-store.js';
+import type { OidcStore } from '../oidc/model.js';
+import { SqlOidcStore } from './oidc-store.js';
+import type { ScriptQueueStore } from '../triggers/queues.js';
+import { SqlScriptQueueStore } from './script-queue-store.js';
+import type { QueueDepthStore } from '../observability/queue-depths.js';
+import { SqlQueueDepthStore } from './queue-depth-store.js';
+import type { DeviceStores } from '../devices/device-server.js';
+import { SqlRegistrationStore } from './lwm2m-registration-store.js';
+import { SqlLastKnownStore } from './lwm2m-last-known-store.js';
+import { SqlObservationStore } from './lwm2m-observation-store.js';
+import { SqlDeviceQueueStore } from './lwm2m-queue-store.js';
+import { SqlFotaStore } from './fota-store.js';
+import { SqlMqttSessionStore } from './mqtt-session-store.js';
+import { SqlUdpQueueStore } from './udp-queue-store.js';
 
-/** The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations). */
+/**
+ * The domain's stores plus those of subsystems beside it (the LwM2M object registry, bootstrap configurations,
+ * Super-Admin, sign-in, script queues) and of the device servers: every store the service uses, made here.
+ */
 export interface Stores extends DomainStores {
   readonly objectModels: ObjectModelStore;
   readonly bootstrapConfigs: BootstrapConfigStore;
@@ -36,6 +55,16 @@ export interface Stores extends DomainStores {
   readonly licence: LicenceStore;
   /** Import jobs (src/imex/import-jobs.ts). */
   readonly importJobs: ImportJobStore;
+  /** Super-Admin account controls and the diagnostics' cross-account reads (src/admin/). */
+  readonly admin: AdminStore;
+  /** External sign-in: the claim mapping and identity links (src/oidc/). */
+  readonly oidc: OidcStore;
+  /** Scripts' named queues (`queue.put/get/flush`). */
+  readonly scriptQueues: ScriptQueueStore;
+  /** What waits for devices, for /metrics. */
+  readonly queueDepths: QueueDepthStore;
+  /** The device servers' state: the slice each protocol server is given (DeviceServerContext.stores). */
+  readonly devices: DeviceStores;
 }
 
 export interface StoreOptions {
@@ -75,5 +104,26 @@ export function sqlStores(database: Database, options: StoreOptions = {}): Store
     solutions: new SqlSolutionStore(db),
     licence: new SqlLicenceStore(db),
     importJobs: new SqlImportJobStore(db),
+    admin: new SqlAdminStore(db, database.dialect),
+    oidc: new SqlOidcStore(db),
+    scriptQueues: new SqlScriptQueueStore(db),
+    queueDepths: new SqlQueueDepthStore(db),
+    devices: deviceStores(database),
+  };
+}
+
+/** On SQLite, registrations and last-known values are written through the hot path (the busiest LwM2M writes). */
+function deviceStores(database: Database): DeviceStores {
+  const { db, hot } = database;
+  return {
+    lwm2m: {
+      registrations: new SqlRegistrationStore(db, hot),
+      lastKnown: new SqlLastKnownStore(db, hot),
+      observations: new SqlObservationStore(db),
+      queue: new SqlDeviceQueueStore(db),
+      fota: new SqlFotaStore(db),
+    },
+    mqtt: new SqlMqttSessionStore(db),
+    udp: new SqlUdpQueueStore(db),
   };
 }

@@ -12,6 +12,7 @@ import { matchDevice, provisioningCandidate } from '../devices/device-match.js';
 import { payloadFields, remoteAddress } from '../devices/payload.js';
 import { ServiceDirectory, type Configured } from '../devices/service-directory.js';
 import { encodeFrame, firstFrame, FrameDecoder, FrameError, framingCapacity, framingSignature } from './framing.js';
+import type { TcpChannel } from './tcp-channel.js';
 import { tcpOptions, type TcpOptions } from './tcp-options.js';
 
 /** The event each received frame becomes, and the one a successful `tcp.send` emits (SPEC "Events"). */
@@ -24,12 +25,6 @@ export const IDENTIFY_MAX_BYTES = 4096;
 const IDENTIFY_TIMEOUT_MS = 30_000;
 
 type TcpService = Configured<TcpOptions>;
-
-/** What scripts reach through `context.devices.tcp` (`tcp.send`). Tenancy: `scope` must own the endpoint. */
-export interface TcpChannel {
-  /** Writes one frame to the device's open connection, then emits `tcp-sent`; 409 `IOTB_DEVICE_NOT_CONNECTED` without one, 429 `IOTB_DEVICE_SEND_RATE_LIMITED` over the send caps. */
-  send(scope: Scope, ref: string, payload: Buffer): Promise<{ bytes: number }>;
-}
 
 interface Connection {
   readonly socket: net.Socket;

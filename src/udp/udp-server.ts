@@ -9,7 +9,7 @@ import type { DeviceServer, DeviceServerContext } from '../devices/device-server
 import { decodeKey } from '../devices/device-keys.js';
 import { payloadFields, remoteAddress } from '../devices/payload.js';
 import { ServiceDirectory } from '../devices/service-directory.js';
-import { SqlUdpQueueStore } from '../store/udp-queue-store.js';
+import type { UdpChannel } from './udp-channel.js';
 import { udpOptions, type UdpOptions } from './udp-options.js';
 import type { UdpQueueStore } from './udp-queue.js';
 import { UdpRouter, type Datagram, type RefusalReason, type Route, type UdpService } from './udp-router.js';
@@ -23,22 +23,7 @@ export const MAX_DATAGRAM = 65_507;
 /** Datagrams being handled at once; past it new ones are dropped (counted as `overload`), never buffered without bound. */
 const MAX_IN_FLIGHT = 1000;
 
-/** How long `udp.queue` holds a message by default and at most: the trigger queue ttl of SPEC "Limits". */
-export const QUEUE_TTL_SECONDS = 604_800;
-
 const PURGE_INTERVAL_MS = 10 * 60_000;
-
-/** What scripts reach through `context.devices.udp` (the `udp` namespace). Tenancy: `scope` must own the endpoint. */
-export interface UdpChannel {
-  /**
-   * Sends to the address the device's last datagram came from (recorded by the service, never the API's);
-   * 409 `IOTB_DEVICE_ADDRESS_UNKNOWN` before it was heard from, `IOTB_DEVICE_ADDRESS_REFUSED` when no device
-   * can be there, 429 `IOTB_DEVICE_SEND_RATE_LIMITED` over the send caps.
-   */
-  send(scope: Scope, ref: string, payload: Buffer): Promise<{ remoteAddr: string; bytes: number }>;
-  /** Holds the message until the device's next datagram, then sends it right after; returns how many it holds. Counts against the send caps now. */
-  queue(scope: Scope, ref: string, payload: Buffer, ttlSeconds: number): Promise<{ queued: number }>;
-}
 
 export interface UdpStats {
   received: number;
@@ -67,11 +52,11 @@ export class UdpServer implements DeviceServer, UdpChannel {
   #socket: dgram.Socket | undefined;
   #purgeTimer: NodeJS.Timeout | undefined;
 
-  constructor(context: DeviceServerContext, queue: UdpQueueStore = new SqlUdpQueueStore(context.database.db)) {
+  constructor(context: DeviceServerContext) {
     this.#context = context;
     this.#logger = context.logger.child({ server: 'udp' });
     this.#refusals = new ThrottledLog(this.#logger);
-    this.#queue = queue;
+    this.#queue = context.stores.udp;
     context.domain.services.checkOptions('udp', (options) => void udpOptions(options));
     this.#directory = new ServiceDirectory(context.domain.services, 'udp', (service) => udpOptions(service.options), this.#logger);
     this.#router = new UdpRouter({

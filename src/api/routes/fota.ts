@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { DeviceChannels } from '../../devices/device-server.js';
 import { AppError } from '../../errors.js';
-import { FOTA_MAX_CONCURRENCY, FOTA_MAX_DEVICES, FOTA_MAX_STEP_TIMEOUT_S, type FotaService } from '../../lwm2m/fota/fota-service.js';
+import type { FotaChannel } from '../../lwm2m/fota/fota-channel.js';
+import { FOTA_MAX_CONCURRENCY, FOTA_MAX_DEVICES, FOTA_MAX_STEP_TIMEOUT_S } from '../../lwm2m/fota/fota-service.js';
 import { EndpointRefParams, ERROR_RESPONSES, ErrorBody, List, PageQuery } from '../schemas.js';
 
 const TAGS = ['fota'];
@@ -82,7 +83,7 @@ const ACCEPTED = { 202: Job, 422: ErrorBody, ...ERROR_RESPONSES };
 
 /** Firmware over the air (docs/fota.md): one endpoint's FOTA, and campaigns over many. */
 export const fotaRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceChannels }> = async (app, { devices }) => {
-  const fota = (): FotaService => {
+  const fota = (): FotaChannel => {
     if (!devices.fota) throw new AppError('IOTB_LWM2M_NOT_REGISTERED', 'The LwM2M server is not running in this process');
     return devices.fota;
   };

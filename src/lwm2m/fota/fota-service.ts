@@ -8,25 +8,9 @@ import type { Scope } from '../../domain/scope.js';
 import { nowIso } from '../../domain/time.js';
 import { AppError } from '../../errors.js';
 import type { DeviceManagement } from '../device-management.js';
+import type { FotaChannel, FotaInput, JobView } from './fota-channel.js';
 import { FirmwareUpdateRun, STOPPING, type RunContext, type RunEnd } from './firmware-update-run.js';
-import { UPDATE_RESULTS, type DeviceCounts, type DeviceStep, type FotaDevice, type FotaJob, type FotaMode, type FotaSelector, type FotaStore, type PullScheme } from './model.js';
-
-/** What `POST /fota/jobs` and `POST /endpoints/{ref}/fota` take (timeouts in seconds, as users write them). */
-export interface FotaInput {
-  readonly file: string;
-  readonly mode?: FotaMode | undefined;
-  readonly appendFileName?: boolean | undefined;
-  readonly includePortInUrl?: boolean | undefined;
-  readonly protocol?: PullScheme | undefined;
-  /** Seconds each step may take. */
-  readonly timeout?: number | undefined;
-  readonly concurrency?: number | undefined;
-  readonly ratePerMinute?: number | null | undefined;
-}
-
-export interface JobView extends FotaJob {
-  readonly counts: DeviceCounts;
-}
+import { UPDATE_RESULTS, type DeviceStep, type FotaDevice, type FotaJob, type FotaSelector, type FotaStore, type PullScheme } from './model.js';
 
 /** Download URLs of repository files for devices (domain.fileLinks and downloadUrl, src/domain/file-links.ts). */
 export interface PackageLinks {
@@ -67,7 +51,7 @@ interface ActiveJob {
  * timed out, de-registered, file changed). Jobs and device steps are stored; a restart takes running jobs up
  * where they were.
  */
-export class FotaService {
+export class FotaService implements FotaChannel {
   readonly #options: FotaServiceOptions;
   readonly #active = new Map<string, ActiveJob>();
   /** Push packages by SHA-256, read once for every device of the jobs using them. */

@@ -1,7 +1,7 @@
 import type { Endpoint } from '../../domain/endpoints.js';
 import { AppError } from '../../errors.js';
 import { MAX_HOLD_MS, PROXY_SEND_TTL_MS } from '../../lwm2m/held-requests.js';
-import type { FotaInput } from '../../lwm2m/fota/fota-service.js';
+import type { FotaInput } from '../../lwm2m/fota/fota-channel.js';
 import type { Lwm2mOperation, OperationRequest, OperationResult } from '../../lwm2m/operations.js';
 import { deviceChannel, endpointRef, objectArg, ScriptArgumentError, stringArg, stringField, type Namespace, type ScriptContext } from './namespace.js';
 

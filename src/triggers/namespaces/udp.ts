@@ -1,4 +1,4 @@
-import { QUEUE_TTL_SECONDS } from '../../udp/udp-server.js';
+import { QUEUE_TTL_SECONDS } from '../../udp/udp-channel.js';
 import { deviceCall, deviceChannel, endpointRef, numberArg, objectArg, payloadArg, ScriptArgumentError, type Namespace } from './namespace.js';
 
 /**

@@ -1,0 +1,152 @@
+import type { Kysely } from 'kysely';
+import type { MqttSessionStore, SessionSnapshot, StoredPacket, StoredSubscription } from '../mqtt/session-store.js';
+import type { Schema } from './schema.js';
+import { precompiled } from './sql.js';
+
+function encode(packet: StoredPacket): string {
+  return JSON.stringify({ topic: packet.topic, payload: packet.payload.toString('base64'), qos: packet.qos, retain: packet.retain, dup: packet.dup === true });
+}
+
+function decode(text: string, extra: Partial<StoredPacket> = {}): StoredPacket {
+  const raw = JSON.parse(text) as { topic: string; payload: string; qos: 0 | 1 | 2; retain: boolean; dup: boolean };
+  return { topic: raw.topic, payload: Buffer.from(raw.payload, 'base64'), qos: raw.qos, retain: raw.retain, dup: raw.dup, ...extra };
+}
+
+/** MQTT session state in the service's database (migration 0013), one service's broker at a time. */
+export class SqlMqttSessionStore implements MqttSessionStore {
+  readonly #db: Kysely<Schema>;
+  // Run at every log-in (a reconnecting fleet: thousands a second): compiled once.
+  readonly #takeExpiry;
+
+  constructor(db: Kysely<Schema>) {
+    this.#db = db;
+    this.#takeExpiry = precompiled(db, db.deleteFrom('mqtt_session_expiry').where('service_id', '=', '').where('client_id', '=', '').returning('expires_at'));
+  }
+
+  async load(serviceId: string): Promise<SessionSnapshot> {
+    const [retained, subscriptions, outgoing, incoming] = await Promise.all([
+      this.#db.selectFrom('mqtt_retained').select(['packet']).where('service_id', '=', serviceId).execute(),
+      this.#db.selectFrom('mqtt_subscriptions').select(['client_id', 'topic', 'qos']).where('service_id', '=', serviceId).execute(),
+      this.#db.selectFrom('mqtt_outgoing').select(['client_id', 'broker_id', 'broker_counter', 'message_id', 'packet']).where('service_id', '=', serviceId).orderBy('seq').execute(),
+      this.#db.selectFrom('mqtt_incoming').select(['client_id', 'message_id', 'packet']).where('service_id', '=', serviceId).execute(),
+    ]);
+    return {
+      retained: retained.map((row) => decode(row.packet)),
+      subscriptions: groupBy(subscriptions, (row) => ({ topic: row.topic, qos: row.qos as 0 | 1 | 2 })),
+      // PostgreSQL hands bigint over as text.
+      outgoing: groupBy(outgoing, (row) => decode(row.packet, { brokerId: row.broker_id, brokerCounter: Number(row.broker_counter), messageId: row.message_id ?? undefined })),
+      incoming: groupBy(incoming, (row) => decode(row.packet, { messageId: row.message_id })),
+    };
+  }
+
+  async putRetained(serviceId: string, packet: StoredPacket): Promise<void> {
+    await this.#db
+      .insertInto('mqtt_retained')
+      .values({ service_id: serviceId, topic: packet.topic, packet: encode(packet) })
+      .onConflict((oc) => oc.columns(['service_id', 'topic']).doUpdateSet({ packet: encode(packet) }))
+      .execute();
+  }
+
+  async deleteRetained(serviceId: string, topic: string): Promise<void> {
+    await this.#db.deleteFrom('mqtt_retained').where('service_id', '=', serviceId).where('topic', '=', topic).execute();
+  }
+
+  async addSubscriptions(serviceId: string, clientId: string, subscriptions: readonly StoredSubscription[]): Promise<void> {
+    if (subscriptions.length === 0) return;
+    await this.#db
+      .insertInto('mqtt_subscriptions')
+      .values(subscriptions.map((s) => ({ service_id: serviceId, client_id: clientId, topic: s.topic, qos: s.qos })))
+      .onConflict((oc) => oc.columns(['service_id', 'client_id', 'topic']).doUpdateSet((eb) => ({ qos: eb.ref('excluded.qos') })))
+      .execute();
+  }
+
+  async removeSubscriptions(serviceId: string, clientId: string, topics: readonly string[]): Promise<void> {
+    if (topics.length === 0) return;
+    await this.#db.deleteFrom('mqtt_subscriptions').where('service_id', '=', serviceId).where('client_id', '=', clientId).where('topic', 'in', topics).execute();
+  }
+
+  async deleteSession(serviceId: string, clientId: string): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      for (const table of ['mqtt_subscriptions', 'mqtt_outgoing', 'mqtt_incoming'] as const) {
+        await trx.deleteFrom(table).where('service_id', '=', serviceId).where('client_id', '=', clientId).execute();
+      }
+    });
+  }
+
+  async setExpiry(serviceId: string, clientId: string, expiresAt: number): Promise<void> {
+    await this.#db
+      .insertInto('mqtt_session_expiry')
+      .values({ service_id: serviceId, client_id: clientId, expires_at: expiresAt })
+      .onConflict((oc) => oc.columns(['service_id', 'client_id']).doUpdateSet({ expires_at: expiresAt }))
+      .execute();
+  }
+
+  async takeExpiry(serviceId: string, clientId: string): Promise<number | undefined> {
+    const [row] = await this.#takeExpiry([serviceId, clientId]);
+    // PostgreSQL hands bigint over as text.
+    return row ? Number(row.expires_at) : undefined;
+  }
+
+  async clearExpiry(serviceId: string, clientId: string): Promise<void> {
+    await this.#db.deleteFrom('mqtt_session_expiry').where('service_id', '=', serviceId).where('client_id', '=', clientId).execute();
+  }
+
+  async expiredSessions(serviceId: string, now: number): Promise<string[]> {
+    const rows = await this.#db.selectFrom('mqtt_session_expiry').select(['client_id']).where('service_id', '=', serviceId).where('expires_at', '<=', now).execute();
+    return rows.map((row) => row.client_id);
+  }
+
+  async enqueue(serviceId: string, clientIds: readonly string[], packet: StoredPacket & { brokerId: string; brokerCounter: number }): Promise<void> {
+    if (clientIds.length === 0) return;
+    const text = encode(packet);
+    await this.#db
+      .insertInto('mqtt_outgoing')
+      .values(clientIds.map((clientId) => ({ service_id: serviceId, client_id: clientId, broker_id: packet.brokerId, broker_counter: packet.brokerCounter, message_id: null, packet: text })))
+      .execute();
+  }
+
+  async setMessageId(serviceId: string, clientId: string, brokerId: string, brokerCounter: number, messageId: number): Promise<void> {
+    await this.#db
+      .updateTable('mqtt_outgoing')
+      .set({ message_id: messageId })
+      .where('service_id', '=', serviceId)
+      .where('client_id', '=', clientId)
+      .where('broker_id', '=', brokerId)
+      .where('broker_counter', '=', brokerCounter)
+      .execute();
+  }
+
+  async dequeue(serviceId: string, clientId: string, brokerId: string, brokerCounter: number): Promise<void> {
+    await this.#db
+      .deleteFrom('mqtt_outgoing')
+      .where('service_id', '=', serviceId)
+      .where('client_id', '=', clientId)
+      .where('broker_id', '=', brokerId)
+      .where('broker_counter', '=', brokerCounter)
+      .execute();
+  }
+
+  async putIncoming(serviceId: string, clientId: string, packet: StoredPacket & { messageId: number }): Promise<void> {
+    await this.#db
+      .insertInto('mqtt_incoming')
+      .values({ service_id: serviceId, client_id: clientId, message_id: packet.messageId, packet: encode(packet) })
+      .onConflict((oc) => oc.columns(['service_id', 'client_id', 'message_id']).doUpdateSet({ packet: encode(packet) }))
+      .execute();
+  }
+
+  async deleteIncoming(serviceId: string, clientId: string, messageId?: number): Promise<void> {
+    let query = this.#db.deleteFrom('mqtt_incoming').where('service_id', '=', serviceId).where('client_id', '=', clientId);
+    if (messageId !== undefined) query = query.where('message_id', '=', messageId);
+    await query.execute();
+  }
+}
+
+function groupBy<R extends { client_id: string }, T>(rows: readonly R[], map: (row: R) => T): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const group = groups.get(row.client_id);
+    if (group) group.push(map(row));
+    else groups.set(row.client_id, [map(row)]);
+  }
+  return groups;
+}
