@@ -30,6 +30,9 @@ import { ObjectRegistry } from './lwm2m/objects/registry.js';
 import { openDatabase, type Database } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sqlStores } from './store/stores.js';
+import type { Redis } from 'ioredis';
+import { openRedis } from './store/redis.js';
+import { RedisCache } from './store/redis-cache.js';
 import { VERSION } from './version.js';
 import { Registry } from 'prom-client';
 import { ScriptMetrics } from './observability/script-metrics.js';
@@ -59,6 +62,8 @@ export class IotBridge {
   readonly config: Config;
   readonly logger: Logger;
   #database: Database | undefined;
+  /** Shared state of a cluster (`IOTBRIDGE_REDIS_URL`); undefined: it stays in this process. */
+  #redis: Redis | undefined;
   #domain: Domain | undefined;
   #http: FastifyInstance | undefined;
   #prometheus: Server | undefined;
@@ -132,6 +137,8 @@ export class IotBridge {
     logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
 
     const sql = sqlStores(database, { dataDir: config.dataDir });
+    const redis = config.redisUrl === undefined ? undefined : await openRedis(config.redisUrl, logger);
+    this.#redis = redis;
     const licence = new Licence({ required: config.licensing, store: sql.licence, keys: trustedKeys(config.licencePublicKeys), clock: this.#clock, logger });
     this.#licence = licence;
     await licence.start(config.licenceFile);
@@ -177,7 +184,7 @@ export class IotBridge {
     const engine = new TriggerEngine({
       domain,
       runner: this.#scripts,
-      services: { cache: new MemoryCache(), signals: new Signals(), queues: sql.scriptQueues,
+      services: { cache: redis ? new RedisCache(redis) : new MemoryCache(), signals: new Signals(), queues: sql.scriptQueues,
         api: internalCalls,
         mailer,
         devices: channels,
@@ -290,6 +297,8 @@ export class IotBridge {
     await this.#domain?.logs.stop();
     await this.#domain?.location.usage.flush();
     await this.#database?.close();
+    this.#redis?.disconnect();
+    this.#redis = undefined;
     this.#http = undefined;
     this.#bus = undefined;
     this.#scripts = undefined;

@@ -77,6 +77,11 @@ export interface Config {
   readonly publicHost: string | undefined;
   /** A `postgres://` URL switches storage to PostgreSQL. `IOTBRIDGE_DATABASE_URL`, default unset (SQLite). */
   readonly databaseUrl: string | undefined;
+  /**
+   * A `redis://` (or `rediss://`) URL: state that several processes share (the script cache first; docs/cluster.md).
+   * `IOTBRIDGE_REDIS_URL`, default unset (in this process).
+   */
+  readonly redisUrl: string | undefined;
   /** An `AT:` token made a Super-Admin token of the root account at start. `IOTBRIDGE_ADMIN_TOKEN`. */
   readonly adminToken: string | undefined;
   /** Optional first user of the root account. `IOTBRIDGE_ADMIN_EMAIL` and `IOTBRIDGE_ADMIN_PASSWORD`. */
@@ -278,6 +283,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   importMaxBytes: 'IOTBRIDGE_IMPORT_MAX_BYTES',
   publicHost: 'IOTBRIDGE_PUBLIC_HOST',
   databaseUrl: 'IOTBRIDGE_DATABASE_URL',
+  redisUrl: 'IOTBRIDGE_REDIS_URL',
   adminToken: 'IOTBRIDGE_ADMIN_TOKEN',
   adminEmail: 'IOTBRIDGE_ADMIN_EMAIL',
   adminPassword: 'IOTBRIDGE_ADMIN_PASSWORD',
@@ -345,6 +351,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`${ENV_NAMES.databaseUrl} must be a postgres:// URL (leave it unset for embedded SQLite)`);
   }
+  const redisUrl = optionalString(merged, 'redisUrl');
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError(`${ENV_NAMES.redisUrl} must be a redis:// or rediss:// URL (leave it unset to keep shared state in this process)`);
+  }
   const adminToken = optionalString(merged, 'adminToken');
   if (adminToken !== undefined && !/^AT:[A-Za-z0-9_-]{16,}$/.test(adminToken)) {
     throw new ConfigError(
@@ -379,6 +389,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     importMaxBytes: integer(merged, 'importMaxBytes', 1024, Number.MAX_SAFE_INTEGER),
     publicHost: optionalString(merged, 'publicHost'),
     databaseUrl,
+    redisUrl,
     adminToken,
     adminEmail: optionalString(merged, 'adminEmail'),
     adminPassword: optionalString(merged, 'adminPassword'),

@@ -1,0 +1,73 @@
+// Issue 22, first shared state: two service processes on one PostgreSQL database and one Redis
+// (IOTBRIDGE_REDIS_URL) share the scripts' cache. A trigger run on node A sets and counts; one run on node B sees
+// it. Another account sees nothing of it. A wrong Redis URL stops the service at start with a message.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { createAccount, type TestAccount } from '../helpers/fixtures.js';
+import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
+import { runScript } from '../helpers/scripts.js';
+import { DIALECTS, startService, throwAwayPostgres, type TestService } from '../helpers/service.js';
+
+const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
+const skip = postgres.skip || (await redisSkip());
+
+describe('the scripts’ cache across two nodes (PostgreSQL + Redis)', { skip }, () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let nodeA: TestService;
+  let nodeB: TestService;
+  let account: TestAccount;
+  let other: TestAccount;
+
+  before(async () => {
+    database = await throwAwayPostgres();
+    nodeA = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
+    nodeB = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
+    account = await createAccount(nodeA, 'cluster-cache');
+    other = await createAccount(nodeA, 'cluster-cache-other');
+  });
+  after(async () => {
+    const redis = new Redis(TEST_REDIS_URL);
+    for (const accountId of [account?.accountId, other?.accountId]) {
+      if (!accountId) continue;
+      const keys = await redis.keys(`iotbridge:cache:${accountId.length}:${accountId}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+    }
+    redis.disconnect();
+    await nodeB?.stop();
+    await nodeA?.stop();
+    await database?.drop();
+  });
+
+  it('a value and a counter written on node A are read and counted on node B', async () => {
+    const onA = await runScript(nodeA, account.token, `cache.set('greeting', 'from A'); cache.set2('config', { limit: 7 }); log(cache.incr('visits'));`);
+    assert.equal(onA.status, 'success', `${onA.error} line ${onA.line}`);
+    assert.deepEqual(onA.logs, ['1']);
+    const onB = await runScript(nodeB, account.token, `log(cache.get('greeting'), cache.get2('config').limit, cache.incr('visits'));`);
+    assert.equal(onB.status, 'success', `${onB.error} line ${onB.line}`);
+    assert.deepEqual(onB.logs, ['from A 7 2']);
+    const deleted = await runScript(nodeA, account.token, `log(cache.delete('greeting'));`);
+    assert.deepEqual(deleted.logs, ['true']);
+    const gone = await runScript(nodeB, account.token, `log(JSON.stringify(cache.get('greeting')));`);
+    assert.deepEqual(gone.logs, ['null']);
+  });
+
+  it("another account reads none of it, on either node", async () => {
+    for (const node of [nodeA, nodeB]) {
+      const theirs = await runScript(node, other.token, `log(JSON.stringify(cache.get('visits')), JSON.stringify(cache.get2('config')));`);
+      assert.equal(theirs.status, 'success', `${theirs.error} line ${theirs.line}`);
+      assert.deepEqual(theirs.logs, ['null null']);
+    }
+  });
+
+  it('a Redis that does not answer stops the start with a message naming IOTBRIDGE_REDIS_URL', async () => {
+    // Port 1 on loopback: nothing listens there, the connection is refused at once.
+    await assert.rejects(startService('sqlite', { redisUrl: 'redis://127.0.0.1:1' }), /IOTBRIDGE_REDIS_URL/);
+  });
+});
+
+describe('IOTBRIDGE_REDIS_URL is checked', () => {
+  it('refuses a URL that is not redis:// or rediss://', async () => {
+    await assert.rejects(startService('sqlite', { redisUrl: 'http://127.0.0.1:6379' }), /IOTBRIDGE_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
+  });
+});
