@@ -21,7 +21,7 @@ import { MemoryCache } from './triggers/cache.js';
 import { NO_MAILER, SmtpMailer } from './triggers/mailer.js';
 import { TriggerEngine } from './triggers/engine.js';
 import { SERVICE_NAMESPACES } from './triggers/namespaces/index.js';
-import { Signals } from './triggers/signals.js';
+import { LocalSignals } from './triggers/signals.js';
 import { WorkerPool } from './triggers/sandbox/worker-pool.js';
 import { createLogger } from './logger.js';
 import { ServerCertificate } from './dtls/server-certificate.js';
@@ -33,6 +33,8 @@ import { sqlStores } from './store/stores.js';
 import type { Redis } from 'ioredis';
 import { openRedis } from './store/redis.js';
 import { RedisCache } from './store/redis-cache.js';
+import { RedisReplies } from './store/redis-replies.js';
+import { RedisSignals } from './store/redis-signals.js';
 import { VERSION } from './version.js';
 import { Registry } from 'prom-client';
 import { ScriptMetrics } from './observability/script-metrics.js';
@@ -64,6 +66,7 @@ export class IotBridge {
   #database: Database | undefined;
   /** Shared state of a cluster (`IOTBRIDGE_REDIS_URL`); undefined: it stays in this process. */
   #redis: Redis | undefined;
+  #closeShared: (() => void) | undefined;
   #domain: Domain | undefined;
   #http: FastifyInstance | undefined;
   #prometheus: Server | undefined;
@@ -139,6 +142,12 @@ export class IotBridge {
     const sql = sqlStores(database, { dataDir: config.dataDir });
     const redis = config.redisUrl === undefined ? undefined : await openRedis(config.redisUrl, logger);
     this.#redis = redis;
+    // State the nodes of a cluster share (docs/cluster.md); without Redis it stays in this process.
+    const shared = redis && { replies: await RedisReplies.open(redis), signals: await RedisSignals.open(redis) };
+    this.#closeShared = () => {
+      shared?.replies.close();
+      shared?.signals.close();
+    };
     const licence = new Licence({ required: config.licensing, store: sql.licence, keys: trustedKeys(config.licencePublicKeys), clock: this.#clock, logger });
     this.#licence = licence;
     await licence.start(config.licenceFile);
@@ -155,12 +164,18 @@ export class IotBridge {
     this.#bus = bus;
     const outbound = new OutboundHttp(config.outboundAllow);
     const mailer = config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : NO_MAILER;
-    const domain = createDomain(stores, bus, config, {
+    const domain = createDomain(
+      stores,
+      bus,
+      config,
+      {
       request: (request) => outbound.request(request),
       checkUrl: (url) => outbound.checkUrl(url),
       mail: config.smtpUrl ? async (message) => void (await mailer.send(message)) : undefined,
       onDeliveryFailure: (what, error) => logger.warn({ err: error }, `${what} not delivered`),
-    });
+      },
+      { replies: shared?.replies },
+    );
     this.#domain = domain;
     domain.logs.watch((problem, detail) => logger.warn(detail, problem));
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
@@ -184,7 +199,7 @@ export class IotBridge {
     const engine = new TriggerEngine({
       domain,
       runner: this.#scripts,
-      services: { cache: redis ? new RedisCache(redis) : new MemoryCache(), signals: new Signals(), queues: sql.scriptQueues,
+      services: { cache: redis ? new RedisCache(redis) : new MemoryCache(), signals: shared?.signals ?? new LocalSignals(), queues: sql.scriptQueues,
         api: internalCalls,
         mailer,
         devices: channels,
@@ -297,6 +312,7 @@ export class IotBridge {
     await this.#domain?.logs.stop();
     await this.#domain?.location.usage.flush();
     await this.#database?.close();
+    this.#closeShared?.();
     this.#redis?.disconnect();
     this.#redis = undefined;
     this.#http = undefined;

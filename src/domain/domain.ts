@@ -14,7 +14,7 @@ import type { EventStore } from '../events/event-store.js';
 import { Events } from '../events/events.js';
 import { EventStreams } from '../events/event-streams.js';
 import { History } from '../events/history.js';
-import { Replies } from '../events/replies.js';
+import { LocalReplies, type Replies } from '../events/replies.js';
 import { Executions, type ExecutionStore } from '../triggers/executions.js';
 import { createLocation, type Location, type LocationStores } from '../location/location.js';
 import type { HttpJson } from '../location/http-json.js';
@@ -130,7 +130,12 @@ const NO_OUTBOUND: DomainOutbound = {
   checkUrl: () => {},
 };
 
-export function createDomain(stores: DomainStores, bus: EventBus, options: DomainOptions, outbound: DomainOutbound = NO_OUTBOUND): Domain {
+/** State the nodes of a cluster share (docs/cluster.md); what is left out stays in this process. */
+export interface DomainShared {
+  readonly replies?: Replies | undefined;
+}
+
+export function createDomain(stores: DomainStores, bus: EventBus, options: DomainOptions, outbound: DomainOutbound = NO_OUTBOUND, shared: DomainShared = {}): Domain {
   const accounts = new Accounts(stores.accounts);
   const tokens = new Tokens(stores.tokens, { cacheTtlMs: options.tokenCacheTtlSeconds * 1000 });
   const users = new Users(stores.users, tokens, { tokenTtlSeconds: options.userTokenTtlSeconds });
@@ -141,7 +146,7 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const security = new DeviceSecurity(stores.deviceSecurity, endpoints);
   const files = new Files(stores.files);
   const fileLinks = new FileLinks(stores.fileLinks, files);
-  const replies = new Replies();
+  const replies = shared.replies ?? new LocalReplies();
   const events = new Events(bus, endpoints, replies);
   const history = new History(stores.events, endpoints);
   const eventStreams = new EventStreams(bus, stores.events, endpoints, {

@@ -49,7 +49,7 @@ export async function runDraft(
   try {
     execution = await engine.run(draft, event, true);
   } finally {
-    domain.replies.reply(event.id, NO_REPLY);
+    await domain.replies.reply(event.id, NO_REPLY);
   }
   const answer = await reply;
   return answer === NO_REPLY ? { execution, replied: false, reply: null } : { execution, replied: true, reply: answer };

@@ -1,18 +1,29 @@
 /**
  * `trigger.wait` / `trigger.signal`: one run waits until another run of the same account signals the same
  * name. A signal nobody waits for is kept (the latest value, for `keepMs`) and consumed by the next wait.
- * In this process only; a cluster needs a shared implementation behind the same methods.
+ * An interface: in a cluster the runs may be on different nodes (src/store/redis-signals.ts).
  */
-export class Signals {
+export interface Signals {
+  /** Wakes every run waiting on the name with `value`; if none waits, keeps it for the next wait → how many woke. */
+  signal(accountId: string, name: string, value: unknown): number | Promise<number>;
+  wait(accountId: string, name: string, timeoutMs: number): Promise<unknown>;
+  /** Forgets a kept signal (waiting runs keep waiting) → whether there was one. */
+  reset(accountId: string, name: string): boolean | Promise<boolean>;
+}
+
+/** How long a signal nobody waited for is kept by default. */
+export const SIGNAL_KEEP_MS = 60_000;
+
+/** Signals between runs of this process. */
+export class LocalSignals implements Signals {
   readonly #waiting = new Map<string, ((value: unknown) => void)[]>();
   readonly #pending = new Map<string, { value: unknown; expires: number }>();
   readonly #keepMs: number;
 
-  constructor(options: { keepMs: number } = { keepMs: 60_000 }) {
+  constructor(options: { keepMs: number } = { keepMs: SIGNAL_KEEP_MS }) {
     this.#keepMs = options.keepMs;
   }
 
-  /** Wakes every run waiting on the name with `value`; if none waits, keeps it for the next wait. Returns how many woke. */
   signal(accountId: string, name: string, value: unknown): number {
     const id = slot(accountId, name);
     const waiters = this.#waiting.get(id) ?? [];
@@ -22,7 +33,6 @@ export class Signals {
     return waiters.length;
   }
 
-  /** The signalled value, at once if one is kept, else when it comes; null after `timeoutMs`. */
   wait(accountId: string, name: string, timeoutMs: number): Promise<unknown> {
     const id = slot(accountId, name);
     const kept = this.#pending.get(id);
@@ -43,7 +53,6 @@ export class Signals {
     });
   }
 
-  /** Forgets a kept signal (waiting runs keep waiting). */
   reset(accountId: string, name: string): boolean {
     return this.#pending.delete(slot(accountId, name));
   }

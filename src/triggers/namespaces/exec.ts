@@ -54,7 +54,7 @@ export const execNamespace: Namespace = {
       await context.domain.events.publish(event); // for the history; the engine does not run sync output events again
       const reply = context.domain.replies.expect(event.id, context.wallTimeoutMs);
       const execution = await context.runTrigger(trigger, event, context.depth + 1);
-      context.domain.replies.reply(event.id, null); // no reply given: stop waiting
+      await context.domain.replies.reply(event.id, null); // no reply given: stop waiting
       return { status: execution.status, error: execution.error, reply: await reply };
     },
   },

@@ -1,6 +1,7 @@
-// Issue 22, first shared state: two service processes on one PostgreSQL database and one Redis
-// (IOTBRIDGE_REDIS_URL) share the scripts' cache. A trigger run on node A sets and counts; one run on node B sees
-// it. Another account sees nothing of it. A wrong Redis URL stops the service at start with a message.
+// Issue 22, first shared state: two services on one PostgreSQL database and one Redis (IOTBRIDGE_REDIS_URL)
+// share the scripts' cache, rate limits and trigger.wait/signal. A trigger run on node A sets and counts; one run
+// on node B sees it; a run waiting on A is woken by a signal on B. Another account sees nothing of it. A wrong
+// Redis URL stops the service at start with a message.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
@@ -12,7 +13,7 @@ import { DIALECTS, startService, throwAwayPostgres, type TestService } from '../
 const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
 const skip = postgres.skip || (await redisSkip());
 
-describe('the scripts’ cache across two nodes (PostgreSQL + Redis)', { skip }, () => {
+describe('shared script state across two nodes (PostgreSQL + Redis)', { skip }, () => {
   let database: { url: string; drop: () => Promise<void> };
   let nodeA: TestService;
   let nodeB: TestService;
@@ -50,6 +51,23 @@ describe('the scripts’ cache across two nodes (PostgreSQL + Redis)', { skip },
     assert.deepEqual(deleted.logs, ['true']);
     const gone = await runScript(nodeB, account.token, `log(JSON.stringify(cache.get('greeting')));`);
     assert.deepEqual(gone.logs, ['null']);
+  });
+
+  it('trigger.wait on node A is woken by trigger.signal on node B; a rate limit counts calls on both', async () => {
+    const waiting = runScript(nodeA, account.token, `log(JSON.stringify(trigger.wait('door', 8000)));`);
+    // The waiting run registers its wait; the signal is sent once it has (or it would be kept, which also wakes it).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const signalled = await runScript(nodeB, account.token, `log(trigger.signal('door', { open: true }));`);
+    assert.equal(signalled.status, 'success', `${signalled.error} line ${signalled.line}`);
+    const woken = await waiting;
+    assert.equal(woken.status, 'success', `${woken.error} line ${woken.line}`);
+    assert.deepEqual(woken.logs, ['{"open":true}']);
+    assert.ok(['0', '1'].includes(signalled.logs[0]!), `woke one, or was kept for it: ${signalled.logs[0]}`);
+
+    const limited = `log(trigger.ratelimit('sms', 3, 3600));`;
+    const answers = [];
+    for (const node of [nodeA, nodeB, nodeA, nodeB]) answers.push(...(await runScript(node, account.token, limited)).logs);
+    assert.deepEqual(answers, ['true', 'true', 'true', 'false'], 'the fourth call in the hour is refused, whichever node');
   });
 
   it("another account reads none of it, on either node", async () => {
