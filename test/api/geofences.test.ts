@@ -2,15 +2,13 @@
 // evaluation over the API and from scripts (enter / exit / inside, `geofence` events in the history, dwell time),
 // endpoints' positions, the geospatial namespace, cross-tenant answers, and presence across kill -9.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from '../helpers/devices.js';
 import { assertError, createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { FuzzService, fuzzAccount, fuzzEndpoint, fuzzService } from '../helpers/fuzz.js';
+import { CrashTestStorage } from '../helpers/crash-storage.js';
 import { runScript } from '../helpers/scripts.js';
-import { DIALECTS, startService, throwAwayPostgres, type TestService } from '../helpers/service.js';
+import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 /** A 2 × 2 km square around the centre of Berlin (lon 13.38–13.42, lat 52.51–52.53) with a hole in its middle. */
 const BERLIN_WITH_HOLE = {
@@ -223,20 +221,16 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`geofence presence across kill -9 (${dialect.name})`, { skip: dialect.skip, timeout: 120_000 }, () => {
-    let dataDir: string;
-    let database: { url: string; drop: () => Promise<void> } | undefined;
+    let storage: CrashTestStorage;
     let service: FuzzService;
-    const env = () => ({ IOTBRIDGE_DATA_DIR: dataDir, ...(database && { IOTBRIDGE_DATABASE_URL: database.url }) });
 
     before(async () => {
-      dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-geofence-restart-'));
-      if (dialect.name === 'postgres') database = await throwAwayPostgres();
-      service = await FuzzService.start(env());
+      storage = await CrashTestStorage.create(dialect.name, 'geofence-restart');
+      service = await storage.start();
     });
     after(async () => {
       await service?.stop();
-      await rm(dataDir, { recursive: true, force: true });
-      await database?.drop();
+      await storage?.remove();
     });
 
     it('an endpoint inside before the crash exits after it, with its dwell time', async () => {
@@ -248,9 +242,8 @@ for (const dialect of DIALECTS) {
       const entered = await service.request('POST', '/geofences/eval', { token, body: { endpoint: 'k.van', lat: 10, lon: 10 } });
       assert.match(entered.text, /"transition":"enter"/);
 
-      service.child.kill('SIGKILL');
-      await new Promise((resolve) => service.child.once('exit', resolve));
-      service = await FuzzService.start(env());
+      await CrashTestStorage.kill(service);
+      service = await storage.start();
 
       const stayed = await service.request('POST', '/geofences/eval', { token, body: { endpoint: 'k.van', lat: 10.001, lon: 10 } });
       assert.match(stayed.text, /"transitions":\[\]/, 'still inside: no second enter after the restart');

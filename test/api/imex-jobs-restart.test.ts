@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FuzzService, fuzzAccount, poll } from '../helpers/fuzz.js';
-import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
+import { CrashTestStorage } from '../helpers/crash-storage.js';
+import { DIALECTS } from '../helpers/service.js';
 
 type Doc = Record<string, any>;
 
@@ -17,20 +15,16 @@ function documentOf(count: number, prefix: string): string {
 /** Import jobs are stored: a job id answers after kill -9, and a job the crash cut short says so and how to finish it. */
 for (const dialect of DIALECTS) {
   describe(`import jobs across kill -9 (${dialect.name})`, { skip: dialect.skip, timeout: 240_000 }, () => {
-    let dataDir: string;
-    let database: { url: string; drop: () => Promise<void> } | undefined;
+    let storage: CrashTestStorage;
     let service: FuzzService;
-    const env = () => ({ IOTBRIDGE_DATA_DIR: dataDir, ...(database && { IOTBRIDGE_DATABASE_URL: database.url }) });
 
     before(async () => {
-      dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-imex-restart-'));
-      if (dialect.name === 'postgres') database = await throwAwayPostgres();
-      service = await FuzzService.start(env());
+      storage = await CrashTestStorage.create(dialect.name, 'imex-restart');
+      service = await storage.start();
     });
     after(async () => {
       await service?.stop();
-      await rm(dataDir, { recursive: true, force: true });
-      await database?.drop();
+      await storage?.remove();
     });
 
     it('keeps finished jobs, fails the interrupted one with a way forward, and a second import completes it', async () => {
@@ -53,9 +47,8 @@ for (const dialect of DIALECTS) {
         assert.equal(job.state, 'running', 'the import must still run when the process is killed: make the document larger');
         return (job.processed as number) > 1000 ? true : undefined;
       }, 'the import under way', 60_000);
-      service.child.kill('SIGKILL');
-      await new Promise((resolve) => service.child.once('exit', resolve));
-      service = await FuzzService.start(env());
+      await CrashTestStorage.kill(service);
+      service = await storage.start();
 
       const kept = await service.request('GET', `/imex/jobs/${small.json.jobId as string}`, { token });
       assert.equal(kept.status, 200, kept.text);

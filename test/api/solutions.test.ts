@@ -3,15 +3,13 @@
 // (again after a restart and after kill -9), an upgrade that keeps what the user edited, an uninstall that removes
 // only unedited created items, the history, other accounts refused, a sub-account install.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { crc32, deflateRawSync } from 'node:zlib';
 import { waitFor } from '../helpers/devices.js';
 import { assertError, createAccount, type TestAccount } from '../helpers/fixtures.js';
 import { FuzzService, fuzzAccount, poll } from '../helpers/fuzz.js';
-import { DIALECTS, startService, throwAwayPostgres, type TestService } from '../helpers/service.js';
+import { CrashTestStorage } from '../helpers/crash-storage.js';
+import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 import { openDatabase } from '../../src/store/database.js';
 import { SqlSolutionStore } from '../../src/store/solution-store.js';
 
@@ -329,20 +327,16 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`once-event across kill -9 (${dialect.name})`, { skip: dialect.skip, timeout: 180_000 }, () => {
-    let dataDir: string;
-    let database: { url: string; drop: () => Promise<void> } | undefined;
+    let storage: CrashTestStorage;
     let service: FuzzService;
-    const env = () => ({ IOTBRIDGE_DATA_DIR: dataDir, ...(database && { IOTBRIDGE_DATABASE_URL: database.url }) });
 
     before(async () => {
-      dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-solutions-restart-'));
-      if (dialect.name === 'postgres') database = await throwAwayPostgres();
-      service = await FuzzService.start(env());
+      storage = await CrashTestStorage.create(dialect.name, 'solutions-restart');
+      service = await storage.start();
     });
     after(async () => {
       await service?.stop();
-      await rm(dataDir, { recursive: true, force: true });
-      await database?.drop();
+      await storage?.remove();
     });
 
     it('a template trigger listening to once-event has run once, and still once after the process is killed and started again', async () => {
@@ -357,9 +351,8 @@ for (const dialect of DIALECTS) {
       const setup = ((await service.request('GET', '/triggers', { token })).json.items as Doc[]).find((t) => t.name === 'setup')!;
       await poll(async () => ((await executions(setup.id)) === 1 ? true : undefined), 'the once-event run', 20_000);
 
-      service.child.kill('SIGKILL');
-      await new Promise((resolve) => service.child.once('exit', resolve));
-      service = await FuzzService.start(env());
+      await CrashTestStorage.kill(service);
+      service = await storage.start();
 
       // Events without an endpoint are handled in order: once the marker ran, a resent once-event would have too.
       assert.equal((await service.request('POST', '/events', { token, body: { type: 'marker' } })).status, 202);
