@@ -14,6 +14,8 @@ import { DevicePresence } from './devices/presence.js';
 import { SendCaps } from './devices/send-caps.js';
 import { SendGuard } from './devices/send-guard.js';
 import { deviceServers } from './devices/servers.js';
+import { shareCaches } from './domain/change-notices.js';
+import { ClusterEventBus } from './events/cluster-bus.js';
 import { DurableEventBus, type EventBus } from './events/event-bus.js';
 import { EndpointIndexJob } from './events/endpoint-index.js';
 import { RetentionJob } from './events/retention.js';
@@ -32,7 +34,10 @@ import { migrateToLatest } from './store/migrate.js';
 import { sqlStores } from './store/stores.js';
 import type { Redis } from 'ioredis';
 import { openRedis } from './store/redis.js';
+import { PgBusShardStore } from './store/bus-shard-store.js';
+import { RedisBusNotifier } from './store/redis-bus-notifier.js';
 import { RedisCache } from './store/redis-cache.js';
+import { RedisChangeNotices } from './store/redis-change-notices.js';
 import { RedisReplies } from './store/redis-replies.js';
 import { RedisSignals } from './store/redis-signals.js';
 import { VERSION } from './version.js';
@@ -144,9 +149,13 @@ export class IotBridge {
     this.#redis = redis;
     // State the nodes of a cluster share (docs/cluster.md); without Redis it stays in this process.
     const shared = redis && { replies: await RedisReplies.open(redis), signals: await RedisSignals.open(redis) };
+    let closeNotifier = (): void => undefined;
+    let closeNotices = (): void => undefined;
     this.#closeShared = () => {
       shared?.replies.close();
       shared?.signals.close();
+      closeNotifier();
+      closeNotices();
     };
     const licence = new Licence({ required: config.licensing, store: sql.licence, keys: trustedKeys(config.licencePublicKeys), clock: this.#clock, logger });
     this.#licence = licence;
@@ -160,7 +169,14 @@ export class IotBridge {
     // Execution records of handled events are durable before the cursor passes them: the embedded hot path
     // commits them in order, the other stores are waited for.
     const recordsBeforeCursor = stores.executions.recordOne ? undefined : () => domain.executions.flush();
-    const bus = new DurableEventBus(stores.events, { parallelism: config.eventParallelism, maxInMemory: config.eventBacklogInMemory, beforeCursorSave: recordsBeforeCursor, logger });
+    const busOptions = { parallelism: config.eventParallelism, maxInMemory: config.eventBacklogInMemory, beforeCursorSave: recordsBeforeCursor, logger };
+    // A cluster (PostgreSQL + Redis) shares the queue in shards leased by nodes; one process runs the embedded bus.
+    const notifier = redis && database.dialect === 'postgres' ? await RedisBusNotifier.open(redis, config.nodeId, logger) : undefined;
+    const bus = notifier
+      ? new ClusterEventBus({ ...busOptions, node: config.nodeId, shards: new PgBusShardStore(database.db), notifier })
+      : new DurableEventBus(stores.events, busOptions);
+    closeNotifier = () => notifier?.close();
+    if (notifier) logger.info({ node: config.nodeId }, 'cluster mode: events are handled in shards shared with the other nodes');
     this.#bus = bus;
     const outbound = new OutboundHttp(config.outboundAllow);
     const mailer = config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : NO_MAILER;
@@ -177,6 +193,10 @@ export class IotBridge {
       { replies: shared?.replies },
     );
     this.#domain = domain;
+    // A cluster's nodes forget what another changed: triggers, services, revoked tokens.
+    const notices = redis && (await RedisChangeNotices.open(redis, config.nodeId, logger));
+    closeNotices = () => notices?.close();
+    if (notices) shareCaches({ triggers: domain.triggers, services: domain.services, tokens: domain.tokens }, notices);
     domain.logs.watch((problem, detail) => logger.warn(detail, problem));
     const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
     // Suspensions and limits in memory before devices connect and queued events are handled.
@@ -275,7 +295,7 @@ export class IotBridge {
       dialect: database.dialect,
       suspended: () => superAdmin.suspension.accounts.length,
     });
-    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, importJobs: sql.importJobs, uiDir: config.uiDir, metrics, licence, oidc, superAdmin: { admin: superAdmin, diagnostics } });
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, cluster: bus instanceof ClusterEventBus ? () => { const state = bus.state; return { node: state.node, shards: state.shards.length, liveNodes: state.liveNodes }; } : undefined, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, importJobs: sql.importJobs, uiDir: config.uiDir, metrics, licence, oidc, superAdmin: { admin: superAdmin, diagnostics } });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
     sendGuard.addOwnPorts([ports.http]);

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { BlockList } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addToList } from './domain/address-list.js';
@@ -82,6 +84,11 @@ export interface Config {
    * `IOTBRIDGE_REDIS_URL`, default unset (in this process).
    */
   readonly redisUrl: string | undefined;
+  /**
+   * This process's name among the nodes of a cluster (with a PostgreSQL database and Redis: docs/cluster.md).
+   * `IOTBRIDGE_NODE_ID`, default the host name, process id and a random part: unique for each start.
+   */
+  readonly nodeId: string;
   /** An `AT:` token made a Super-Admin token of the root account at start. `IOTBRIDGE_ADMIN_TOKEN`. */
   readonly adminToken: string | undefined;
   /** Optional first user of the root account. `IOTBRIDGE_ADMIN_EMAIL` and `IOTBRIDGE_ADMIN_PASSWORD`. */
@@ -284,6 +291,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   publicHost: 'IOTBRIDGE_PUBLIC_HOST',
   databaseUrl: 'IOTBRIDGE_DATABASE_URL',
   redisUrl: 'IOTBRIDGE_REDIS_URL',
+  nodeId: 'IOTBRIDGE_NODE_ID',
   adminToken: 'IOTBRIDGE_ADMIN_TOKEN',
   adminEmail: 'IOTBRIDGE_ADMIN_EMAIL',
   adminPassword: 'IOTBRIDGE_ADMIN_PASSWORD',
@@ -390,6 +398,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     publicHost: optionalString(merged, 'publicHost'),
     databaseUrl,
     redisUrl,
+    nodeId: optionalString(merged, 'nodeId') ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
     adminToken,
     adminEmail: optionalString(merged, 'adminEmail'),
     adminPassword: optionalString(merged, 'adminPassword'),

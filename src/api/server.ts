@@ -51,7 +51,7 @@ import { superRoutes } from './routes/super.js';
 import { accountGuardPlugin } from './account-guard.js';
 import type { SuperAdmin } from '../admin/super-admin.js';
 import type { SuperDiagnostics } from '../admin/diagnostics.js';
-import { systemRoutes } from './routes/system.js';
+import { systemRoutes, type NodeReadiness } from './routes/system.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { triggerRoutes } from './routes/triggers.js';
 import { uiRoutes } from './routes/ui.js';
@@ -66,6 +66,8 @@ export interface HttpApiOptions {
   readonly logger: FastifyBaseLogger;
   readonly version: string;
   readonly isReady: () => boolean;
+  /** In a cluster, this node's share of the event bus (`/ready`). */
+  readonly cluster?: (() => NodeReadiness) | undefined;
   /** LwM2M object definitions: shipped and per-account uploads. */
   readonly objects: ObjectRegistry;
   readonly bootstrapConfigs: BootstrapConfigs;
@@ -98,7 +100,7 @@ export interface HttpApiOptions {
 const MAX_PATH_PARAM = 2048;
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, importMaxBytes, importJobs, uiDir, metrics, licence, oidc, superAdmin }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, cluster, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, importMaxBytes, importJobs, uiDir, metrics, licence, oidc, superAdmin }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -155,7 +157,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(accountGuardPlugin, { admin: superAdmin.admin });
   // API errors and changes of authenticated callers into the account's log.
   await app.register(requestLogPlugin, { logs: domain.logs });
-  await app.register(systemRoutes, { isReady });
+  await app.register(systemRoutes, { isReady, cluster });
   if (metrics) await app.register(prometheusRoutes, { metrics });
   await app.register(authRoutes, { domain });
   await app.register(oidcRoutes, { oidc });

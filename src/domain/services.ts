@@ -62,8 +62,8 @@ export interface ServiceInput {
   readonly options?: Partial<ServiceOptions> | undefined;
 }
 
-/** Told the account and service that was created, replaced or deleted. */
-export type ServiceChangeListener = (service: Service) => void;
+/** Told which service was created, replaced or deleted, here or (`elsewhere`) on another node of a cluster. */
+export type ServiceChangeListener = (service: { readonly id: string }, elsewhere: boolean) => void;
 
 /** Connector instances: one per protocol set-up an account runs, owning its endpoints. */
 export class Services {
@@ -83,7 +83,7 @@ export class Services {
     this.#checks.set(type, check);
   }
 
-  /** Device servers that cache services (routing tables) drop them here; in this process only. */
+  /** Device servers that cache services (routing tables) drop them here, for changes here and on other nodes. */
   onChange(listener: ServiceChangeListener): void {
     this.#listeners.push(listener);
   }
@@ -170,7 +170,12 @@ export class Services {
     return options;
   }
 
+  /** Another node of a cluster changed this service: caches here forget it (docs/cluster.md). */
+  changedElsewhere(serviceId: string): void {
+    for (const listener of this.#listeners) listener({ id: serviceId }, true);
+  }
+
   #changed(service: Service): void {
-    for (const listener of this.#listeners) listener(service);
+    for (const listener of this.#listeners) listener(service, false);
   }
 }

@@ -58,6 +58,7 @@ export interface TokensOptions {
 export class Tokens {
   readonly #store: TokenStore;
   readonly #cache: LRUCache<string, Principal>;
+  readonly #revokeListeners: ((tokenId: string | undefined) => void)[] = [];
 
   constructor(store: TokenStore, options: TokensOptions) {
     this.#store = store;
@@ -163,17 +164,38 @@ export class Tokens {
     if (!token) throw new AppError('IOTB_TOKEN_NOT_FOUND');
     await this.#store.delete(id);
     this.#cache.delete(token.secretHash);
+    this.#revoked(id);
   }
 
   /** Revokes the token a principal came with (logout). */
   async revokePrincipal(principal: Principal): Promise<void> {
     await this.#store.delete(principal.tokenId);
-    for (const [hash, cached] of this.#cache.entries()) if (cached.tokenId === principal.tokenId) this.#cache.delete(hash);
+    this.forgetCached(principal.tokenId);
+    this.#revoked(principal.tokenId);
   }
 
   /** Drops every cached principal (after bulk deletes such as an account tree). */
-  forgetCached(): void {
+  forgetAll(): void {
     this.#cache.clear();
+    this.#revoked(undefined);
+  }
+
+  /**
+   * Drops the cached principal of a token, or every one, without telling anybody: another node of a cluster
+   * revoked it (docs/cluster.md).
+   */
+  forgetCached(tokenId?: string): void {
+    if (tokenId === undefined) this.#cache.clear();
+    else for (const [hash, cached] of this.#cache.entries()) if (cached.tokenId === tokenId) this.#cache.delete(hash);
+  }
+
+  /** `listener` hears of tokens revoked here (undefined: any might be), for the other nodes' caches. */
+  onRevoke(listener: (tokenId: string | undefined) => void): void {
+    this.#revokeListeners.push(listener);
+  }
+
+  #revoked(tokenId: string | undefined): void {
+    for (const listener of this.#revokeListeners) listener(tokenId);
   }
 
   async #issue(fields: Parameters<typeof tokenFields>[0]): Promise<IssuedToken> {

@@ -108,7 +108,7 @@ export class Users {
     if (scope.principal.kind === 'app') throw new AppError('IOTB_AUTH_FORBIDDEN', 'An app token cannot manage users');
     await this.#find(scope, id);
     await this.#store.delete(id);
-    this.#tokens.forgetCached();
+    this.#tokens.forgetAll();
   }
 
   /**

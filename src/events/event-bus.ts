@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { partitionOf, type Event } from './event.js';
-import type { EventStore, StoredEvent } from './event-store.js';
+import type { EventQueue, StoredEvent } from './event-store.js';
 
 /** Something that reacts to events: the trigger engine, metrics, tests. It may be slow; it must not throw. */
 export type EventConsumer = (event: Event) => Promise<unknown>;
@@ -54,10 +54,10 @@ export const DEFAULT_BACKLOG_IN_MEMORY = 10_000;
  * resolves, then dispatched in-process. Publishes within one tick share one transaction. After a crash or
  * stop, queued events are loaded and dispatched at the next start: nothing accepted is dropped. At most
  * `maxInMemory` accepted events wait in memory; the rest wait in the store and are read back in seq order.
- * One process consumes the queue; several processes sharing PostgreSQL need the Redis bus (not built yet).
+ * One process consumes the queue; the nodes of a cluster share it through `ClusterEventBus` (cluster-bus.ts).
  */
 export class DurableEventBus implements EventBus {
-  readonly #store: EventStore;
+  readonly #store: EventQueue;
   readonly #options: DurableEventBusOptions;
   readonly #consumers: EventConsumer[] = [];
   readonly #listeners = new Set<AcceptedListener>();
@@ -85,10 +85,12 @@ export class DurableEventBus implements EventBus {
   /** Events after `#lastSeq` wait in the store only, until a read catches up with them. */
   #spilled = false;
   #reading = false;
+  /** A catch-up was asked for while a read ran: read again after it. */
+  #readAgain = false;
   /** While queued events are loaded at start, live commits wait here instead of racing the load. */
   #deferred: StoredEvent[][] | undefined;
 
-  constructor(store: EventStore, options: DurableEventBusOptions) {
+  constructor(store: EventQueue, options: DurableEventBusOptions) {
     this.#store = store;
     this.#options = options;
     this.#maxInMemory = Math.max(1, options.maxInMemory ?? DEFAULT_BACKLOG_IN_MEMORY);
@@ -122,6 +124,17 @@ export class DurableEventBus implements EventBus {
     this.#deferred = undefined;
     // Live commits during the load: dispatched after it, unless the rest waits in the store (they are there too).
     if (!this.#spilled) for (const stored of deferred) this.#dispatch(stored);
+  }
+
+  /**
+   * Reads what others committed to the queue since the last read (cluster mode: another node accepted events of a
+   * shard this one handles). Reads overlapping a call run once more after the current one.
+   */
+  catchUp(): void {
+    if (!this.#running) return;
+    this.#spilled = true;
+    if (this.#reading) this.#readAgain = true;
+    else this.#readBack();
   }
 
   async stop(): Promise<void> {
@@ -263,6 +276,10 @@ export class DurableEventBus implements EventBus {
         }, 1000).unref();
       } finally {
         this.#reading = false;
+        if (this.#readAgain) {
+          this.#readAgain = false;
+          this.catchUp();
+        }
       }
     });
   }

@@ -24,7 +24,8 @@ export interface StreamQuery {
   readonly endpointIds?: readonly string[] | undefined;
 }
 
-export interface EventStore {
+/** The queue a bus works through: accepted events and how far they are handled. */
+export interface EventQueue {
   /** Records the events in the history in one transaction; returns their seqs, increasing, in order. */
   accept(events: readonly Event[]): Promise<number[]>;
   /** Events after `afterSeq`, oldest first (the ones not yet handled, after `handledThrough()`). */
@@ -33,6 +34,9 @@ export interface EventStore {
   handledThrough(): Promise<number>;
   /** Moves the handled cursor forward (it never moves back). */
   saveHandledThrough(seq: number): Promise<void>;
+}
+
+export interface EventStore extends EventQueue {
   /** History of an account, newest first, before `beforeSeq` when given. */
   search(accountId: string, query: HistoryQuery, limit: number, beforeSeq?: number): Promise<StoredEvent[]>;
   get(accountId: string, id: string): Promise<Event | undefined>;

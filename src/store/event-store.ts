@@ -1,6 +1,7 @@
 import { setImmediate } from 'node:timers/promises';
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, type Transaction } from 'kysely';
 import type { Event } from '../events/event.js';
+import { shardOf } from '../events/shards.js';
 import type { EventStore, HistoryQuery, StoredEvent, StreamQuery } from '../events/event-store.js';
 import { fromJson, toJson, type EventsTable, type Schema } from './schema.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
@@ -21,34 +22,7 @@ export class SqlEventStore implements EventStore {
 
   async accept(events: readonly Event[]): Promise<number[]> {
     if (this.#hot) return this.#hot.accept(events);
-    return this.#db.transaction().execute(async (trx) => {
-      const seqs: number[] = [];
-      // Chunks keep each statement under SQLite's and PostgreSQL's bound-parameter limits.
-      for (let i = 0; i < events.length; i += 500) {
-        const chunk = events.slice(i, i + 500);
-        const rows = await trx
-          .insertInto('events')
-          .values(
-            chunk.map((event) => ({
-              id: event.id,
-              account_id: event.accountId,
-              type: event.type,
-              service_id: event.serviceId,
-              endpoint_id: event.endpointId,
-              endpoint_key: event.endpointKey,
-              time: toMs(event.time),
-              data: toJson(event.data),
-            })),
-          )
-          .returning(['seq', 'id'])
-          .execute();
-        // RETURNING order is not promised for multi-row inserts: map back by id.
-        const seqById = new Map(rows.map((row) => [row.id, Number(row.seq)]));
-        const chunkSeqs = chunk.map((event) => seqById.get(event.id)!);
-        seqs.push(...chunkSeqs);
-      }
-      return seqs;
-    });
+    return this.#db.transaction().execute((trx) => insertEvents(trx, events));
   }
 
   async pending(afterSeq: number, limit: number): Promise<StoredEvent[]> {
@@ -257,7 +231,37 @@ function historyConditions(accountId: string, query: HistoryQuery, beforeSeq: nu
   };
 }
 
-function toStored(row: Selectable<EventsTable>): StoredEvent {
+/** Inserts events into the history (and so the queue); returns their seqs in the events' order. */
+export async function insertEvents(trx: Transaction<Schema>, events: readonly Event[]): Promise<number[]> {
+  const seqs: number[] = [];
+  // Chunks keep each statement under SQLite's and PostgreSQL's bound-parameter limits.
+  for (let i = 0; i < events.length; i += 500) {
+    const chunk = events.slice(i, i + 500);
+    const rows = await trx
+      .insertInto('events')
+      .values(
+        chunk.map((event) => ({
+          id: event.id,
+          account_id: event.accountId,
+          type: event.type,
+          service_id: event.serviceId,
+          endpoint_id: event.endpointId,
+          endpoint_key: event.endpointKey,
+          time: toMs(event.time),
+          data: toJson(event.data),
+          bus_shard: shardOf(event),
+        })),
+      )
+      .returning(['seq', 'id'])
+      .execute();
+    // RETURNING order is not promised for multi-row inserts: map back by id.
+    const seqById = new Map(rows.map((row) => [row.id, Number(row.seq)]));
+    for (const event of chunk) seqs.push(seqById.get(event.id)!);
+  }
+  return seqs;
+}
+
+export function toStored(row: Selectable<EventsTable>): StoredEvent {
   return {
     seq: Number(row.seq),
     event: {

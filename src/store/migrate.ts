@@ -37,6 +37,7 @@ import { oidc } from './migrations/0039-oidc.js';
 import { solutions } from './migrations/0040-solutions.js';
 import { superAdmin } from './migrations/0041-super-admin.js';
 import { importJobs } from './migrations/0042-import-jobs.js';
+import { busShards } from './migrations/0043-bus-shards.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -78,6 +79,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0040-solutions': solutions(database.dialect),
     '0041-super-admin': superAdmin(),
     '0042-import-jobs': importJobs(),
+    '0043-bus-shards': busShards(),
   };
 }
 

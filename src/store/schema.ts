@@ -107,6 +107,23 @@ export interface EventsTable {
   endpoint_key: string | null;
   time: number;
   data: Json;
+  /** The event's shard in cluster mode (src/events/shards.ts); written on PostgreSQL, 0 on SQLite's hot path. */
+  bus_shard: Generated<number>;
+}
+
+/** A shard of cluster mode's event bus: how far it is handled and which node holds its lease until when (ms). */
+export interface BusShardsTable {
+  shard: number;
+  handled_through: number;
+  owner: string | null;
+  lease_until: number;
+}
+
+/** A node of a cluster, alive while `seen_until` (ms, the database's clock) is ahead. */
+export interface BusNodesTable {
+  node: string;
+  seen_until: number;
+  started_at: number;
 }
 
 /**
@@ -391,6 +408,8 @@ export interface Schema {
   once_events: OnceEventsTable;
   account_controls: AccountControlsTable;
   import_jobs: ImportJobsTable;
+  bus_shards: BusShardsTable;
+  bus_nodes: BusNodesTable;
 }
 
 /** An import job (src/imex/import-jobs.ts, migration 0042); `counts` is JSON, `updated_at` the running job's heartbeat. */

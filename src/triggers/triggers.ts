@@ -43,8 +43,8 @@ export interface TriggerStore {
   delete(id: string): Promise<void>;
 }
 
-/** Listeners told when an account's triggers change, so caches (the engine's) stay true. */
-export type TriggerChangeListener = (accountId: string) => void;
+/** Listeners told when an account's triggers change here or (`elsewhere`) on another node, so caches (the engine's) stay true. */
+export type TriggerChangeListener = (accountId: string, elsewhere: boolean) => void;
 
 const GLOBAL_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const RESERVED = new Set(['event', 'log', 'console', 'trigger', 'globalThis']);
@@ -106,8 +106,13 @@ export class Triggers {
     return this.#store.active(accountId);
   }
 
+  /** Another node of a cluster changed the account's triggers (docs/cluster.md). */
+  changedElsewhere(accountId: string): void {
+    for (const listener of this.#listeners) listener(accountId, true);
+  }
+
   #changed(accountId: string): void {
-    for (const listener of this.#listeners) listener(accountId);
+    for (const listener of this.#listeners) listener(accountId, false);
   }
 }
 

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { createAccount, type TestAccount } from '../helpers/fixtures.js';
+import { clusterSettled } from '../helpers/cluster.js';
+import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
 import { runScript } from '../helpers/scripts.js';
 import { DIALECTS, startService, throwAwayPostgres, type TestService } from '../helpers/service.js';
@@ -24,6 +25,7 @@ describe('shared script state across two nodes (PostgreSQL + Redis)', { skip }, 
     database = await throwAwayPostgres();
     nodeA = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
     nodeB = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
+    await clusterSettled([nodeA, nodeB]);
     account = await createAccount(nodeA, 'cluster-cache');
     other = await createAccount(nodeA, 'cluster-cache-other');
   });
@@ -54,10 +56,13 @@ describe('shared script state across two nodes (PostgreSQL + Redis)', { skip }, 
   });
 
   it('trigger.wait on node A is woken by trigger.signal on node B; a rate limit counts calls on both', async () => {
+    // Events of one endpoint (or of the account) run in order, wherever they are handled: the signal comes from
+    // another endpoint's event, or it would wait behind the wait.
+    const door = await createEndpoint(nodeB, account.token, { key: 'door-sensor', serviceId: await createService(nodeB, account.token) });
     const waiting = runScript(nodeA, account.token, `log(JSON.stringify(trigger.wait('door', 8000)));`);
     // The waiting run registers its wait; the signal is sent once it has (or it would be kept, which also wakes it).
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const signalled = await runScript(nodeB, account.token, `log(trigger.signal('door', { open: true }));`);
+    const signalled = await runScript(nodeB, account.token, `log(trigger.signal('door', { open: true }));`, { endpoint: door.id as string });
     assert.equal(signalled.status, 'success', `${signalled.error} line ${signalled.line}`);
     const woken = await waiting;
     assert.equal(woken.status, 'success', `${woken.error} line ${woken.line}`);

@@ -94,6 +94,15 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
     },
   ],
   ['0042-import-jobs', async (db) => void (await db.schema.dropTable('import_jobs').ifExists().execute())],
+  [
+    '0043-bus-shards',
+    async (db) => {
+      for (const table of ['bus_nodes', 'bus_shards']) await db.schema.dropTable(table).ifExists().execute();
+      if ((await db.introspection.getTables()).some((table) => table.name === 'events' && table.columns.some((column) => column.name === 'bus_shard'))) {
+        await db.schema.alterTable('events').dropColumn('bus_shard').execute();
+      }
+    },
+  ],
 ];
 
 /**

@@ -75,7 +75,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asyn
     async (request, reply) => {
       await accounts.delete(request.scope, request.params.accountId, { cascade: request.query.cascade ?? false });
       // Tokens of deleted accounts are gone from the database; drop any this node still trusts.
-      domain.tokens.forgetCached();
+      domain.tokens.forgetAll();
       return reply.status(204).send(null);
     },
   );

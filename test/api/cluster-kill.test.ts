@@ -1,0 +1,124 @@
+// Issue 22, "Done means": three service processes on one PostgreSQL database and one Redis, devices and API
+// clients spread over them, a trigger running; one node is killed with kill -9 in the middle of the stream. Every
+// event a node accepted (HTTP 202, MQTT PUBACK) must be handled by a survivor; events handled twice are counted.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import mqtt from 'mqtt';
+import { clusterSettled } from '../helpers/cluster.js';
+import { CrashTestStorage } from '../helpers/crash-storage.js';
+import { FuzzService, fuzzAccount, fuzzService } from '../helpers/fuzz.js';
+import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
+import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
+
+const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
+const skip = postgres.skip || (await redisSkip());
+const PASSWORD = 'cluster-device-password';
+/** Counted in Redis by the trigger: one key per accepted event, whichever node runs it. */
+const SCRIPT = `
+const mark = event.type === 'mqtt-publish' ? 'm:' + event.data.text : 'h:' + event.id;
+cache.incr(mark, 1, 3600);
+// In flight for a while, so the kill finds events being handled.
+trigger.wait('cluster-pause', 20);
+`;
+
+describe('a cluster of three nodes loses no accepted event when one is killed (PostgreSQL + Redis)', { skip, timeout: 240_000 }, () => {
+  let database: { url: string; drop: () => Promise<void> };
+  const nodes: FuzzService[] = [];
+  let accountId: string;
+  let token: string;
+
+  before(async () => {
+    database = await throwAwayPostgres();
+    // One after another: the first applies the migrations.
+    for (const name of ['node-1', 'node-2', 'node-3']) {
+      nodes.push(await FuzzService.start({ IOTBRIDGE_DATABASE_URL: database.url, IOTBRIDGE_REDIS_URL: TEST_REDIS_URL, IOTBRIDGE_NODE_ID: name, IOTBRIDGE_SCRIPT_WORKERS: '2' }));
+    }
+    await clusterSettled(nodes);
+    ({ accountId, token } = await fuzzAccount(nodes[0]!, 'cluster-kill'));
+  });
+  after(async () => {
+    const redis = new Redis(TEST_REDIS_URL);
+    const keys = accountId ? await redis.keys(`iotbridge:cache:${accountId.length}:${accountId}:*`) : [];
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+    for (const node of nodes) if (node.alive) await node.stop();
+    await database?.drop();
+  });
+
+  it('runs every event accepted before and after the kill on the survivors, and counts the ones run twice', async (t) => {
+    const serviceId = await fuzzService(nodes[0]!, token, { name: 'cluster devices', type: 'mqtt' });
+    const items = Array.from({ length: 30 }, (_, i) => ({ key: `dev-${i}`, serviceId, credentials: { password: PASSWORD } }));
+    const bulk = await nodes[0]!.request('POST', '/endpoints/bulk', { token, body: { items } });
+    assert.equal(bulk.status, 200, bulk.text);
+    const endpointIds = (bulk.json.items as { endpoint: { id: string } }[]).map((item) => item.endpoint.id);
+    const trigger = await nodes[1]!.request('POST', '/triggers', { token, body: { name: 'count', events: ['reading', 'mqtt-publish'], script: SCRIPT } });
+    assert.equal(trigger.status, 201, trigger.text);
+
+    const accepted: string[] = [];
+    const victim = nodes[2]!;
+    let stop = false;
+    // MQTT devices, one per node, publishing at QoS 1: a PUBACK means the event is accepted.
+    const publishers = nodes.map(async (node, n) => {
+      const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${node.ports.mqtt}`, { username: `dev-${n}`, password: PASSWORD, clientId: `publisher-${n}`, reconnectPeriod: 0, connectTimeout: 5000 });
+      client.on('error', () => undefined);
+      // mqtt.js leaves a QoS 1 publish pending when the connection drops and does not reconnect.
+      const closed = new Promise<never>((_, reject) => client.once('close', () => reject(new Error('connection closed'))));
+      closed.catch(() => undefined);
+      for (let i = 0; !stop; i++) {
+        const text = `q-${n}-${i}`;
+        try {
+          await Promise.race([client.publishAsync(`dev-${n}/reading`, text, { qos: 1 }), closed]);
+          accepted.push(`m:${text}`);
+        } catch {
+          break; // the node is gone: what was not PUBACKed was not accepted
+        }
+        await sleep(15);
+      }
+      client.end(true);
+    });
+    // API clients posting events of the 30 endpoints round the nodes: a 202 means accepted.
+    const posters = [0, 1, 2, 3, 4, 5].map(async (worker) => {
+      for (let i = worker; !stop; i += 6) {
+        // Clients of the dead node move to the next live one, as a load balancer would send them.
+        const live = nodes.filter((node) => node.alive);
+        const node = live[i % live.length]!;
+        const posted = await node.request('POST', '/events', { token, body: { type: 'reading', endpoint: endpointIds[i % endpointIds.length], data: { n: i } } }).catch(() => undefined);
+        if (posted?.status === 202) accepted.push(`h:${posted.json.id as string}`);
+      }
+    });
+    await sleep(3000);
+    const beforeKill = accepted.length;
+    await CrashTestStorage.kill(victim);
+    await sleep(3000);
+    stop = true;
+    await Promise.all([...publishers, ...posters]);
+    t.diagnostic(`accepted ${accepted.length} events (${beforeKill} before the kill)`);
+
+    // The survivors take the dead node's shards once its leases expire (10 s) and run its backlog.
+    const redis = new Redis(TEST_REDIS_URL);
+    const keyOf = (mark: string) => `iotbridge:cache:${accountId.length}:${accountId}:${mark}`;
+    let counts: number[] = [];
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      counts = [];
+      for (let i = 0; i < accepted.length; i += 500) {
+        const values = await redis.mget(accepted.slice(i, i + 500).map(keyOf));
+        counts.push(...values.map((value) => Number(value ?? 0)));
+      }
+      if (counts.every((count) => count > 0) || Date.now() > deadline) break;
+      await sleep(500);
+    }
+    redis.disconnect();
+    const lost = accepted.filter((_, i) => counts[i] === 0);
+    const twice = counts.filter((count) => count > 1).length;
+    t.diagnostic(`lost ${lost.length}, handled twice ${twice}`);
+    assert.deepEqual(lost.slice(0, 10), [], `${lost.length} accepted events were never handled`);
+    assert.ok(counts.every((count) => count <= 2), 'no event runs more than twice (once on the dead node, once on a survivor)');
+    assert.ok(beforeKill > 50 && accepted.length > beforeKill, 'events were accepted before and after the kill');
+
+    // The two survivors hold every shard between them.
+    assert.deepEqual((await clusterSettled(nodes.slice(0, 2))).reduce((a, b) => a + b, 0), 64);
+  });
+});
