@@ -38,6 +38,7 @@ import { PgBusShardStore } from './store/bus-shard-store.js';
 import { RedisBusNotifier } from './store/redis-bus-notifier.js';
 import { RedisCache } from './store/redis-cache.js';
 import { RedisChangeNotices } from './store/redis-change-notices.js';
+import { RedisMqttEmitters } from './store/redis-mqtt-emitter.js';
 import { RedisReplies } from './store/redis-replies.js';
 import { RedisSignals } from './store/redis-signals.js';
 import { VERSION } from './version.js';
@@ -151,11 +152,14 @@ export class IotBridge {
     const shared = redis && { replies: await RedisReplies.open(redis), signals: await RedisSignals.open(redis) };
     let closeNotifier = (): void => undefined;
     let closeNotices = (): void => undefined;
+    // A cluster's MQTT brokers of a service hear each other's messages (docs/cluster.md, "MQTT").
+    const mqttEmitters = redis && database.dialect === 'postgres' ? new RedisMqttEmitters(config.redisUrl!, logger) : undefined;
     this.#closeShared = () => {
       shared?.replies.close();
       shared?.signals.close();
       closeNotifier();
       closeNotices();
+      void mqttEmitters?.close();
     };
     const licence = new Licence({ required: config.licensing, store: sql.licence, keys: trustedKeys(config.licencePublicKeys), clock: this.#clock, logger });
     this.#licence = licence;
@@ -258,7 +262,8 @@ export class IotBridge {
       account: { messagesPerSecond: config.accountSendRate, bytesPerSecond: config.accountSendBytes },
     });
     const ports: Record<string, number> = {};
-    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, stores: sql.devices, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports });
+    const cluster = mqttEmitters && notices ? { mqtt: { emitterFor: (serviceId: string) => mqttEmitters.forService(serviceId), notices } } : undefined;
+    this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, stores: sql.devices, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports, cluster });
     superAdmin.onSuspended(async (accountId) => {
       let ended = 0;
       for (const server of this.#deviceServers) ended += (await server.closeAccount?.(accountId)) ?? 0;

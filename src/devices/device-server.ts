@@ -1,3 +1,4 @@
+import type { MqttCluster } from '../mqtt/mqtt-cluster.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Domain } from '../domain/domain.js';
@@ -73,6 +74,8 @@ export interface DeviceServerContext {
   readonly sendCaps: SendCaps;
   /** HTTP to addresses tenants configured (a LoRa network server): public ones, and those the operator allows. */
   readonly outbound: OutboundHttp;
+  /** Cluster mode only: what each protocol shares with the other nodes (docs/cluster.md). */
+  readonly cluster?: { readonly mqtt: MqttCluster } | undefined;
   /** The ports the service listens on by name (`http`, `coap`, `coaps`, …), filled in as servers start. */
   readonly ports: Readonly<Record<string, number>>;
 }

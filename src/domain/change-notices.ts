@@ -10,7 +10,11 @@ export interface ChangeNotices {
   close(): void;
 }
 
-export type ChangeTopic = 'triggers' | 'services' | 'tokens';
+/**
+ * What changed: an account's triggers, a service, a revoked token; an MQTT service's persistent session's
+ * subscriptions (key "<serviceId> <clientId>") or retained message (key "<serviceId> <topic>").
+ */
+export type ChangeTopic = 'triggers' | 'services' | 'tokens' | 'mqtt-subscriptions' | 'mqtt-retained';
 
 /** Connects the domain's caches to the other nodes: local changes are published, theirs are forgotten here. */
 export interface SharedCaches {

@@ -2,12 +2,17 @@ import type { Aedes, AedesPublishPacket, Client, Subscription } from 'aedes';
 import type { AedesPacket } from 'aedes-packet';
 import MemoryPersistence from 'aedes-persistence/asyncPersistence.js';
 import type { Logger } from 'pino';
-import type { MqttSessionStore, StoredPacket } from './session-store.js';
+import type { MqttSessionStore, StoredPacket, StoredSubscription } from './session-store.js';
 
 /** Messages held for one offline persistent session at most; newer ones are dropped (as Mosquitto's max_queued_messages). */
 export const MAX_QUEUED_PER_SESSION = 1000;
 
 type ClientRef = Pick<Client, 'id'> & { clean?: boolean };
+
+/** How a broker's persistence tells the other nodes of a cluster what they must reload (docs/cluster.md, "MQTT"). */
+export interface PersistenceNotices {
+  notify(topic: 'mqtt-subscriptions' | 'mqtt-retained', key: string): void;
+}
 
 /**
  * aedes' in-memory persistence (it does the matching, ordering and packet-id bookkeeping) with every change
@@ -15,6 +20,12 @@ type ClientRef = Pick<Client, 'id'> & { clean?: boolean };
  * persistent sessions (clean session 0) their subscriptions, queued QoS 1/2 messages and unreleased
  * QoS 2 messages. Each write is awaited, so what the broker acknowledges is stored. At start the stored
  * state is replayed into memory.
+ *
+ * In a cluster (`notices` given) every node's broker of the service shares the database: all nodes hold every
+ * persistent session's subscriptions and the retained messages (reloaded when another node says they changed),
+ * but a session's queued and half-received messages only where its device is connected (`hold`, loaded from
+ * the database then). A message for a session held elsewhere is queued in the database alone; the node holding
+ * it delivers it as it hears it from the other node.
  */
 export class DurablePersistence extends MemoryPersistence {
   readonly #store: MqttSessionStore;
@@ -24,12 +35,16 @@ export class DurablePersistence extends MemoryPersistence {
   readonly #durable = new Set<string>();
   /** Messages queued per session (in memory and, for persistent ones, stored). */
   readonly #queued = new Map<string, number>();
+  readonly #notices: PersistenceNotices | undefined;
+  /** Cluster only: sessions whose messages this node holds in memory, with how many connections hold each. */
+  readonly #held = new Map<string, number>();
 
-  constructor(store: MqttSessionStore, serviceId: string, logger: Logger) {
+  constructor(store: MqttSessionStore, serviceId: string, logger: Logger, notices?: PersistenceNotices) {
     super();
     this.#store = store;
     this.#serviceId = serviceId;
     this.#logger = logger;
+    this.#notices = notices;
   }
 
   override async setup(broker: Aedes): Promise<void> {
@@ -40,6 +55,8 @@ export class DurablePersistence extends MemoryPersistence {
       this.#durable.add(clientId);
       await super.addSubscriptions(asClient(clientId), subscriptions.map((s) => ({ topic: s.topic, qos: s.qos })));
     }
+    // A cluster node loads a session's messages when its device connects here (hold).
+    if (this.#notices) return;
     for (const [clientId, packets] of snapshot.outgoing) {
       this.#durable.add(clientId);
       for (const packet of packets) await super.outgoingEnqueue({ clientId }, asAedesPacket(packet));
@@ -48,6 +65,78 @@ export class DurablePersistence extends MemoryPersistence {
     for (const [clientId, packets] of snapshot.incoming) {
       for (const packet of packets) await super.incomingStorePacket(asClient(clientId), asAedesPacket(packet));
     }
+  }
+
+  /**
+   * Cluster only: the device of a persistent session connects to this node; its session as stored is loaded
+   * (another node may have changed it). Returns what to call when that connection ends.
+   */
+  async hold(clientId: string): Promise<() => void> {
+    if (!this.#notices) return () => undefined;
+    this.#held.set(clientId, (this.#held.get(clientId) ?? 0) + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const holders = (this.#held.get(clientId) ?? 1) - 1;
+      if (holders > 0) return void this.#held.set(clientId, holders);
+      this.#held.delete(clientId);
+      void this.#dropMessages(clientId);
+    };
+    try {
+      const stored = await this.#store.loadSession(this.#serviceId, clientId);
+      await this.#replaceSubscriptions(clientId, stored.subscriptions);
+      await this.#dropMessages(clientId);
+      for (const packet of stored.outgoing) await super.outgoingEnqueue({ clientId }, asAedesPacket(packet));
+      this.#queued.set(clientId, stored.outgoing.length);
+      for (const packet of stored.incoming) await super.incomingStorePacket(asClient(clientId), asAedesPacket(packet));
+      if (stored.outgoing.length > 0 || stored.incoming.length > 0) this.#durable.add(clientId);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
+  }
+
+  /** Cluster: another node changed the subscriptions of `clientId`. */
+  async reloadSubscriptions(clientId: string): Promise<void> {
+    await this.#replaceSubscriptions(clientId, await this.#store.subscriptionsOf(this.#serviceId, clientId));
+  }
+
+  /** Cluster: another node changed the retained message of `topic`. */
+  async reloadRetained(topic: string): Promise<void> {
+    const stored = await this.#store.getRetained(this.#serviceId, topic);
+    await super.storeRetained(stored ? asAedesPacket(stored) : asAedesPacket({ topic, payload: Buffer.alloc(0), qos: 0, retain: true }));
+  }
+
+  async #replaceSubscriptions(clientId: string, subscriptions: readonly StoredSubscription[]): Promise<void> {
+    await super.cleanSubscriptions(asClient(clientId));
+    if (subscriptions.length > 0) {
+      this.#durable.add(clientId);
+      await super.addSubscriptions(asClient(clientId), subscriptions.map((s) => ({ topic: s.topic, qos: s.qos })));
+    } else if (!this.#held.has(clientId)) {
+      this.#durable.delete(clientId);
+    }
+  }
+
+  /** Forgets a session's queued and half-received messages in memory (they stay stored). */
+  async #dropMessages(clientId: string): Promise<void> {
+    const client = asClient(clientId);
+    await super.cleanIncoming(client);
+    const queued: AedesPacket[] = [];
+    for await (const packet of super.outgoingStream(client)) queued.push(packet as AedesPacket);
+    // Each call removes the first queued packet with that packet id (or without one, for those never sent).
+    for (const packet of queued) await super.outgoingClearMessageId(client, packet);
+    this.#queued.delete(clientId);
+  }
+
+  /** Whether this node holds the messages of `clientId`'s session in memory: always, outside a cluster. */
+  #holds(clientId: string): boolean {
+    return !this.#notices || this.#held.has(clientId);
+  }
+
+  #changedSubscriptions(clientId: string): void {
+    this.#notices?.notify('mqtt-subscriptions', `${this.#serviceId} ${clientId}`);
   }
 
   /** Whether the session of `clientId` is kept across restarts. */
@@ -60,6 +149,7 @@ export class DurablePersistence extends MemoryPersistence {
     if (payload.length === 0) await this.#store.deleteRetained(this.#serviceId, topic);
     else await this.#store.putRetained(this.#serviceId, fromAedesPacket(packet));
     await super.storeRetained(packet);
+    this.#notices?.notify('mqtt-retained', `${this.#serviceId} ${topic}`);
   }
 
   override async addSubscriptions(client: Client, subs: Subscription[]): Promise<void> {
@@ -68,18 +158,23 @@ export class DurablePersistence extends MemoryPersistence {
       await this.#store.addSubscriptions(this.#serviceId, client.id, subs.map((s) => ({ topic: s.topic, qos: s.qos })));
     }
     await super.addSubscriptions(client, subs);
+    if (!client.clean) this.#changedSubscriptions(client.id);
   }
 
   override async removeSubscriptions(client: Client, topics: string[]): Promise<void> {
-    if (this.#durable.has(client.id)) await this.#store.removeSubscriptions(this.#serviceId, client.id, topics);
+    const durable = this.#durable.has(client.id);
+    if (durable) await this.#store.removeSubscriptions(this.#serviceId, client.id, topics);
     await super.removeSubscriptions(client, topics);
+    if (durable) this.#changedSubscriptions(client.id);
   }
 
   /** A clean session starts (or a persistent one is given up): nothing of it is kept. */
   override async cleanSubscriptions(client: Client): Promise<void> {
-    if (this.#durable.delete(client.id)) await this.#store.deleteSession(this.#serviceId, client.id);
+    const durable = this.#durable.delete(client.id);
+    if (durable) await this.#store.deleteSession(this.#serviceId, client.id);
     this.#queued.delete(client.id);
     await super.cleanSubscriptions(client);
+    if (durable) this.#changedSubscriptions(client.id);
   }
 
   override async outgoingEnqueue(sub: { clientId: string }, packet: AedesPacket): Promise<void> {
@@ -87,7 +182,10 @@ export class DurablePersistence extends MemoryPersistence {
   }
 
   override async outgoingEnqueueCombi(subs: { clientId: string }[], packet: AedesPacket): Promise<void> {
+    const elsewhere = subs.filter((sub) => !this.#holds(sub.clientId));
+    if (elsewhere.length > 0) await this.#enqueueStoredOnly(elsewhere, packet);
     const accepted = subs.filter((sub) => {
+      if (!this.#holds(sub.clientId)) return false;
       const queued = this.#queued.get(sub.clientId) ?? 0;
       if (queued < MAX_QUEUED_PER_SESSION) return true;
       this.#logger.warn({ clientId: sub.clientId, topic: (packet as AedesPublishPacket).topic, queued }, 'MQTT session queue full: message dropped for this session');
@@ -101,8 +199,28 @@ export class DurablePersistence extends MemoryPersistence {
     await super.outgoingEnqueueCombi(accepted, packet);
   }
 
+  /** Cluster: queues for sessions whose devices are away or on other nodes, in the database alone. */
+  async #enqueueStoredOnly(subs: readonly { clientId: string }[], packet: AedesPacket): Promise<void> {
+    const clientIds = subs.map((sub) => sub.clientId);
+    const queued = await this.#store.queuedCounts(this.#serviceId, clientIds);
+    const accepted = clientIds.filter((clientId) => {
+      if ((queued.get(clientId) ?? 0) < MAX_QUEUED_PER_SESSION) return true;
+      this.#logger.warn({ clientId, topic: (packet as AedesPublishPacket).topic }, 'MQTT session queue full: message dropped for this session');
+      return false;
+    });
+    await this.#store.enqueue(this.#serviceId, accepted, { ...fromAedesPacket(packet), brokerId: packet.brokerId, brokerCounter: packet.brokerCounter });
+  }
+
   override async outgoingUpdate(client: Client, packet: AedesPacket): Promise<void> {
-    await super.outgoingUpdate(client, packet);
+    try {
+      await super.outgoingUpdate(client, packet);
+    } catch (error) {
+      // Cluster: queued by the node it was published on (stored there), delivered here; held from now on.
+      if (!this.#notices || !this.#holds(client.id)) throw error;
+      await super.outgoingEnqueue({ clientId: client.id }, packet);
+      this.#queued.set(client.id, (this.#queued.get(client.id) ?? 0) + 1);
+      await super.outgoingUpdate(client, packet);
+    }
     if (this.#durable.has(client.id) && packet.messageId !== undefined) {
       await this.#store.setMessageId(this.#serviceId, client.id, packet.brokerId, packet.brokerCounter, packet.messageId);
     }
@@ -147,16 +265,11 @@ export class DurablePersistence extends MemoryPersistence {
    * memory and stored. Subscriptions go first, so nothing new is queued for it meanwhile.
    */
   async forgetSession(clientId: string): Promise<void> {
-    const client = asClient(clientId);
     this.#durable.delete(clientId);
-    await super.cleanSubscriptions(client);
-    await super.cleanIncoming(client);
-    const queued: AedesPacket[] = [];
-    for await (const packet of super.outgoingStream(client)) queued.push(packet as AedesPacket);
-    // Each call removes the first queued packet with that packet id (or without one, for those never sent).
-    for (const packet of queued) await super.outgoingClearMessageId(client, packet);
-    this.#queued.delete(clientId);
+    await super.cleanSubscriptions(asClient(clientId));
+    await this.#dropMessages(clientId);
     await this.#store.deleteSession(this.#serviceId, clientId);
+    this.#changedSubscriptions(clientId);
   }
 
   /** Adds a subscription to a session whose device is offline (the `mqtt.subscribe` namespace function). */

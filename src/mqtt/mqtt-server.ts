@@ -124,6 +124,19 @@ export class MqttServer implements DeviceServer, MqttChannel {
     this.#directory = new ServiceDirectory(context.domain.services, 'mqtt', (service) => mqttOptions(service.options), this.#logger);
     this.#store = context.stores.mqtt;
     context.channels.mqtt = this;
+    const notices = context.cluster?.mqtt.notices;
+    notices?.listen('mqtt-subscriptions', (key) => this.#reload(key, (persistence, clientId) => persistence.reloadSubscriptions(clientId)));
+    notices?.listen('mqtt-retained', (key) => this.#reload(key, (persistence, topic) => persistence.reloadRetained(topic)));
+  }
+
+  /** Another node changed a session's subscriptions or a retained message ("<serviceId> <rest>"): reloaded if that broker runs here. */
+  #reload(key: string, step: (persistence: DurablePersistence, rest: string) => Promise<void>): void {
+    const space = key.indexOf(' ');
+    const broker = this.#brokers.get(key.slice(0, space));
+    if (space < 0 || !broker) return;
+    broker
+      .then(({ persistence }) => step(persistence, key.slice(space + 1)))
+      .catch((error: unknown) => this.#logger.warn({ err: error }, 'MQTT state another node changed could not be reloaded'));
   }
 
   async start(): Promise<Record<string, number>> {
@@ -275,6 +288,12 @@ export class MqttServer implements DeviceServer, MqttChannel {
           login = { ...decision, v5: { session, adapter } };
           connection = adapter;
         }
+        // A cluster node loads a persistent session another node may have changed (the device moved here).
+        if (connect.protocolVersion === 5 ? !login.v5!.session.brokerClean : connect.clean === false) {
+          const release = await persistence.hold(endpointId);
+          guard.once('close', release);
+          if (guard.destroyed) release();
+        }
         if (guard.destroyed) return;
         this.#pending.set(connection, login);
         broker.handle(connection);
@@ -344,9 +363,12 @@ export class MqttServer implements DeviceServer, MqttChannel {
   async #createBroker(target: MqttService): Promise<ServiceBroker> {
     const logger = this.#logger.child({ serviceId: target.service.id });
     const serviceId = target.service.id;
-    const persistence = new DurablePersistence(this.#store, serviceId, logger);
+    const cluster = this.#context.cluster?.mqtt;
+    const persistence = new DurablePersistence(this.#store, serviceId, logger, cluster && { notify: (topic, key) => cluster.notices.publish(topic, key) });
     const broker = await Aedes.createBroker({
       persistence,
+      // A cluster's brokers of the service talk through Redis; the topic gains a level there, within qlobber's 100.
+      ...(cluster ? { mq: cluster.emitterFor(serviceId), maxTopicLevels: 99 } : {}),
       connectTimeout: CONNECT_TIMEOUT_MS,
       drainTimeout: 30_000,
       // MQTT 3.1 capped client ids at 23 characters; ids here only have to match client_id parameters.

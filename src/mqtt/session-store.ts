@@ -24,12 +24,26 @@ export interface SessionSnapshot {
   readonly incoming: Map<string, StoredPacket[]>;
 }
 
+/** One persistent session's stored state: what a node that takes the session over loads. */
+export interface StoredSession {
+  readonly subscriptions: StoredSubscription[];
+  /** Queued messages, oldest first. */
+  readonly outgoing: StoredPacket[];
+  readonly incoming: StoredPacket[];
+}
+
 /**
  * Where one service's broker keeps what must outlive the process (migration 0013): retained messages,
  * persistent sessions' subscriptions and the QoS 1/2 messages queued for or half-received from them.
  */
 export interface MqttSessionStore {
   load(serviceId: string): Promise<SessionSnapshot>;
+  /** One session's state (a cluster node taking over a device that connected to it). */
+  loadSession(serviceId: string, clientId: string): Promise<StoredSession>;
+  subscriptionsOf(serviceId: string, clientId: string): Promise<StoredSubscription[]>;
+  getRetained(serviceId: string, topic: string): Promise<StoredPacket | undefined>;
+  /** How many messages are queued for each of `clientIds` (those with none are left out). */
+  queuedCounts(serviceId: string, clientIds: readonly string[]): Promise<Map<string, number>>;
   putRetained(serviceId: string, packet: StoredPacket): Promise<void>;
   deleteRetained(serviceId: string, topic: string): Promise<void>;
   addSubscriptions(serviceId: string, clientId: string, subscriptions: readonly StoredSubscription[]): Promise<void>;

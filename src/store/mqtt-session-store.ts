@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MqttSessionStore, SessionSnapshot, StoredPacket, StoredSubscription } from '../mqtt/session-store.js';
+import type { MqttSessionStore, SessionSnapshot, StoredPacket, StoredSession, StoredSubscription } from '../mqtt/session-store.js';
 import type { Schema } from './schema.js';
 import { precompiled } from './sql.js';
 
@@ -37,6 +37,41 @@ export class SqlMqttSessionStore implements MqttSessionStore {
       outgoing: groupBy(outgoing, (row) => decode(row.packet, { brokerId: row.broker_id, brokerCounter: Number(row.broker_counter), messageId: row.message_id ?? undefined })),
       incoming: groupBy(incoming, (row) => decode(row.packet, { messageId: row.message_id })),
     };
+  }
+
+  async loadSession(serviceId: string, clientId: string): Promise<StoredSession> {
+    const [subscriptions, outgoing, incoming] = await Promise.all([
+      this.subscriptionsOf(serviceId, clientId),
+      this.#db.selectFrom('mqtt_outgoing').select(['broker_id', 'broker_counter', 'message_id', 'packet']).where('service_id', '=', serviceId).where('client_id', '=', clientId).orderBy('seq').execute(),
+      this.#db.selectFrom('mqtt_incoming').select(['message_id', 'packet']).where('service_id', '=', serviceId).where('client_id', '=', clientId).execute(),
+    ]);
+    return {
+      subscriptions,
+      outgoing: outgoing.map((row) => decode(row.packet, { brokerId: row.broker_id, brokerCounter: Number(row.broker_counter), messageId: row.message_id ?? undefined })),
+      incoming: incoming.map((row) => decode(row.packet, { messageId: row.message_id })),
+    };
+  }
+
+  async subscriptionsOf(serviceId: string, clientId: string): Promise<StoredSubscription[]> {
+    const rows = await this.#db.selectFrom('mqtt_subscriptions').select(['topic', 'qos']).where('service_id', '=', serviceId).where('client_id', '=', clientId).execute();
+    return rows.map((row) => ({ topic: row.topic, qos: row.qos as 0 | 1 | 2 }));
+  }
+
+  async getRetained(serviceId: string, topic: string): Promise<StoredPacket | undefined> {
+    const row = await this.#db.selectFrom('mqtt_retained').select(['packet']).where('service_id', '=', serviceId).where('topic', '=', topic).executeTakeFirst();
+    return row && decode(row.packet);
+  }
+
+  async queuedCounts(serviceId: string, clientIds: readonly string[]): Promise<Map<string, number>> {
+    if (clientIds.length === 0) return new Map();
+    const rows = await this.#db
+      .selectFrom('mqtt_outgoing')
+      .select((eb) => ['client_id', eb.fn.countAll<string | number>().as('queued')])
+      .where('service_id', '=', serviceId)
+      .where('client_id', 'in', clientIds)
+      .groupBy('client_id')
+      .execute();
+    return new Map(rows.map((row) => [row.client_id, Number(row.queued)]));
   }
 
   async putRetained(serviceId: string, packet: StoredPacket): Promise<void> {

@@ -43,8 +43,12 @@ export class RedisChangeNotices implements ChangeNotices {
   }
 
   #heard(message: string): void {
-    const [node, topic, key] = message.split('\n');
-    if (node === this.#node || topic === undefined || key === undefined) return;
+    // The key is the rest: an MQTT topic may hold a line break.
+    const first = message.indexOf('\n');
+    const second = message.indexOf('\n', first + 1);
+    if (first < 0 || second < 0 || message.slice(0, first) === this.#node) return;
+    const topic = message.slice(first + 1, second);
+    const key = message.slice(second + 1);
     for (const listener of this.#listeners.get(topic) ?? []) {
       try {
         listener(key);
