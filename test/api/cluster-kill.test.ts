@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import mqtt from 'mqtt';
 import { clusterSettled } from '../helpers/cluster.js';
+import { waitFor } from '../helpers/devices.js';
 import { CrashTestStorage } from '../helpers/crash-storage.js';
 import { FuzzService, fuzzAccount, fuzzService } from '../helpers/fuzz.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
@@ -15,10 +16,14 @@ import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
 const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
 const skip = postgres.skip || (await redisSkip());
 const PASSWORD = 'cluster-device-password';
-/** Counted in Redis by the trigger: one key per accepted event, whichever node runs it. */
-const SCRIPT = `
+/**
+ * Counted in Redis by the trigger: one key per accepted event, whichever node runs it. A device's MQTT message is
+ * forwarded to the sink device (connected to a node that survives) from whichever node runs the trigger.
+ */
+const script = (sinkId: string) => `
 const mark = event.type === 'mqtt-publish' ? 'm:' + event.data.text : 'h:' + event.id;
 cache.incr(mark, 1, 3600);
+if (event.type === 'mqtt-publish') mqtt.publish(${JSON.stringify(sinkId)}, 'sink/in', event.data.text, {qos: 1});
 // In flight for a while, so the kill finds events being handled.
 trigger.wait('cluster-pause', 20);
 `;
@@ -33,7 +38,7 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
     database = await throwAwayPostgres();
     // One after another: the first applies the migrations.
     for (const name of ['node-1', 'node-2', 'node-3']) {
-      nodes.push(await FuzzService.start({ IOTBRIDGE_DATABASE_URL: database.url, IOTBRIDGE_REDIS_URL: TEST_REDIS_URL, IOTBRIDGE_NODE_ID: name, IOTBRIDGE_SCRIPT_WORKERS: '2' }));
+      nodes.push(await FuzzService.start({ IOTBRIDGE_DATABASE_URL: database.url, IOTBRIDGE_REDIS_URL: TEST_REDIS_URL, IOTBRIDGE_NODE_ID: name, IOTBRIDGE_SCRIPT_WORKERS: '2', IOTBRIDGE_ENDPOINT_SEND_RATE: '10000' }));
     }
     await clusterSettled(nodes);
     ({ accountId, token } = await fuzzAccount(nodes[0]!, 'cluster-kill'));
@@ -53,7 +58,14 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
     const bulk = await nodes[0]!.request('POST', '/endpoints/bulk', { token, body: { items } });
     assert.equal(bulk.status, 200, bulk.text);
     const endpointIds = (bulk.json.items as { endpoint: { id: string } }[]).map((item) => item.endpoint.id);
-    const trigger = await nodes[1]!.request('POST', '/triggers', { token, body: { name: 'count', events: ['reading', 'mqtt-publish'], script: SCRIPT } });
+    const sinkItem = await nodes[0]!.request('POST', '/endpoints/bulk', { token, body: { items: [{ key: 'sink', serviceId, credentials: { password: PASSWORD } }] } });
+    const sinkId = (sinkItem.json.items as { endpoint: { id: string } }[])[0]!.endpoint.id;
+    // The sink: a persistent session on node 1, so what is published to it while it is away is kept.
+    const sink = await mqtt.connectAsync(`mqtt://127.0.0.1:${nodes[0]!.ports.mqtt}`, { username: 'sink', password: PASSWORD, clientId: 'sink', clean: false, reconnectPeriod: 0, connectTimeout: 5000 });
+    const delivered = new Set<string>();
+    sink.on('message', (_topic, payload) => delivered.add(`m:${payload.toString()}`));
+    await sink.subscribeAsync('sink/in', { qos: 1 });
+    const trigger = await nodes[1]!.request('POST', '/triggers', { token, body: { name: 'count', events: ['reading', 'mqtt-publish'], script: script(sinkId) } });
     assert.equal(trigger.status, 201, trigger.text);
 
     const accepted: string[] = [];
@@ -113,7 +125,13 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
     redis.disconnect();
     const lost = accepted.filter((_, i) => counts[i] === 0);
     const twice = counts.filter((count) => count > 1).length;
-    t.diagnostic(`lost ${lost.length}, handled twice ${twice}`);
+    const published = accepted.filter((mark) => mark.startsWith('m:'));
+    await waitFor(async () => (published.every((mark) => delivered.has(mark)) ? true : undefined), 'the MQTT messages forwarded to the sink', 30_000).catch(() => undefined);
+    const undelivered = published.filter((mark) => !delivered.has(mark));
+    sink.end(true);
+    t.diagnostic(`lost ${lost.length}, handled twice ${twice}; MQTT QoS 1 messages PUBACKed ${published.length}, never delivered to the sink on another node ${undelivered.length}`);
+    if (undelivered.length > 0) t.diagnostic(`undelivered ${undelivered.map((mark) => `${mark} (run ${counts[accepted.indexOf(mark)]})`).join(', ')}`);
+    assert.deepEqual(undelivered.slice(0, 10), [], `${undelivered.length} PUBACKed MQTT messages never reached the sink`);
     assert.deepEqual(lost.slice(0, 10), [], `${lost.length} accepted events were never handled`);
     assert.ok(counts.every((count) => count <= 2), 'no event runs more than twice (once on the dead node, once on a survivor)');
     assert.ok(beforeKill > 50 && accepted.length > beforeKill, 'events were accepted before and after the kill');
