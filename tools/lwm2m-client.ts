@@ -213,6 +213,14 @@ export class SimulatedClient {
     return response.code;
   }
 
+  /**
+   * Where Register, Update, De-register, Send and pings go from now on: what a load balancer does when it sends the
+   * device's datagrams to another node of a cluster (the device keeps its socket, so its address stays the same).
+   */
+  useServer(server: Peer): void {
+    this.#server = this.#reachable(server);
+  }
+
   /** Registration Update; `query` e.g. `['lt=600']`. */
   async update(query: readonly string[] = [], withObjects = false): Promise<string> {
     if (!this.#location) throw new Error('not registered');

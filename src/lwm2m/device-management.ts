@@ -10,7 +10,7 @@ import { fromJsonValue, lwm2mRecordsToJson, translatedNames, type JsonRecord } f
 import { CONTENT_FORMATS, formatPath, parsePath, type Lwm2mPath, type Lwm2mRecord } from './model.js';
 import type { LastKnownStore } from './last-known-store.js';
 import type { Lwm2mChannel } from './lwm2m-channel.js';
-import type { ObservationStore } from './observation-store.js';
+import type { ObservationStore, StoredObservation } from './observation-store.js';
 import type { DeviceQueueStore } from './queue-store.js';
 import type { ObjectRegistry } from './objects/registry.js';
 import { observationKey, ObservationTable, type ActiveObservation } from './observations.js';
@@ -93,6 +93,13 @@ export class DeviceManagement implements Lwm2mChannel {
       this.#workedFormats.delete(registration.endpointId);
     });
     this.#server.onAwake((registration, heardAt) => void this.#queue.drain(registration.endpointId, heardAt));
+    // A registration another node made: its observations go on here.
+    this.#server.onAdopted((registration) => {
+      this.#observationStore
+        .ofRegistration(registration.id)
+        .then((stored) => this.#resumeObservations(stored))
+        .catch((error: unknown) => this.#logger.warn({ err: error, registrationId: registration.id }, 'could not take up stored LwM2M observations'));
+    });
     this.#server.onRegistrationEnd((endpointId) => {
       if (this.#observations.dropEndpoint(endpointId).length === 0) return;
       this.#observationStore.removeEndpoint(endpointId).catch((error: unknown) => this.#logger.warn({ err: error, endpointId }, 'could not forget stored LwM2M observations'));
@@ -186,7 +193,7 @@ export class DeviceManagement implements Lwm2mChannel {
 
   /** Takes up, after a restart, the observations and held requests stored before it (registrations first). */
   async resume(): Promise<void> {
-    await this.#resumeObservations();
+    await this.#resumeObservations(await this.#observationStore.all());
     await this.#held.resume();
   }
 
@@ -476,27 +483,31 @@ export class DeviceManagement implements Lwm2mChannel {
    * Takes up the observations stored before a restart whose registration is live again (restored by the
    * server): their notifications become `lwm2m-data` with the same token. The others are forgotten.
    */
-  async #resumeObservations(): Promise<number> {
+  async #resumeObservations(stored: readonly StoredObservation[]): Promise<number> {
     let resumed = 0;
-    for (const stored of await this.#observationStore.all()) {
-      const registration = this.#server.registrationOf(stored.endpointId);
-      const endpoint = registration?.id === stored.registrationId ? (await this.#presence.findDevices('lwm2m', registration.endpointName)).find((e) => e.id === stored.endpointId) : undefined;
-      if (!registration || !endpoint) {
-        await this.#observationStore.remove(stored.token);
-        continue;
-      }
-      const models = this.#objects.lookupFor(endpoint.accountId);
-      const request: OperationRequest = { operation: stored.operation, path: stored.path, paths: stored.paths, timeoutMs: 0 };
-      const handlers = this.#observationHandlers(endpoint, stored.path, models);
-      const coapRequest = this.#build(request, parsePath(stored.path), registration, models, stored.format);
-      const observation = this.#server.resumeObservation(registration, Buffer.from(stored.token, 'hex'), coapRequest, handlers.onNotification, handlers.onEnd);
-      const entry: ActiveObservation = { path: stored.path, paths: stored.paths, token: stored.token, since: stored.since, registrationId: registration.id, observation };
-      handlers.held.entry = entry;
-      this.#observations.set(endpoint.id, entry);
-      resumed++;
-    }
+    for (const observation of stored) if (await this.#resume(observation)) resumed++;
     if (resumed > 0) this.#logger.info({ observations: resumed }, 'LwM2M observations resumed');
     return resumed;
+  }
+
+  /** One stored observation taken up when its registration is live here; forgotten otherwise. */
+  async #resume(stored: StoredObservation): Promise<boolean> {
+    const registration = this.#server.registrationOf(stored.endpointId);
+    const endpoint = registration?.id === stored.registrationId ? (await this.#presence.findDevices('lwm2m', registration.endpointName)).find((e) => e.id === stored.endpointId) : undefined;
+    if (!registration || !endpoint) {
+      await this.#observationStore.remove(stored.token);
+      return false;
+    }
+    if (this.#observations.list(endpoint.id).some((entry) => entry.token === stored.token)) return false;
+    const models = this.#objects.lookupFor(endpoint.accountId);
+    const request: OperationRequest = { operation: stored.operation, path: stored.path, paths: stored.paths, timeoutMs: 0 };
+    const handlers = this.#observationHandlers(endpoint, stored.path, models);
+    const coapRequest = this.#build(request, parsePath(stored.path), registration, models, stored.format);
+    const observation = this.#server.resumeObservation(registration, Buffer.from(stored.token, 'hex'), coapRequest, handlers.onNotification, handlers.onEnd);
+    const entry: ActiveObservation = { path: stored.path, paths: stored.paths, token: stored.token, since: stored.since, registrationId: registration.id, observation };
+    handlers.held.entry = entry;
+    this.#observations.set(endpoint.id, entry);
+    return true;
   }
 
   #forgetStored(token: string): void {

@@ -18,6 +18,8 @@ export interface StoredObservation {
 /** Where active observations are kept across restarts (as Leshan's ObservationStore). */
 export interface ObservationStore {
   all(): Promise<StoredObservation[]>;
+  /** The observations of one registration (a cluster node taking over a device another node registered). */
+  ofRegistration(registrationId: string): Promise<StoredObservation[]>;
   add(observation: StoredObservation): Promise<void>;
   remove(token: string): Promise<void>;
   /** The device's registration ended: its observations with it. */

@@ -8,6 +8,8 @@ import type { Registration } from './registration.js';
 export interface RegistrationStore {
   /** Every stored registration, for the server's start. */
   all(): Promise<Registration[]>;
+  /** One registration, by its id (a cluster node taking over a device another node registered). */
+  get(id: string): Promise<Registration | undefined>;
   /** A new registration: replaces any other of the same endpoint. */
   add(registration: Registration): Promise<void>;
   /** An Update (lifetime, binding, address, object links, time): one statement. */

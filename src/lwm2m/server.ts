@@ -104,6 +104,7 @@ export class Lwm2mServer implements DeviceServer {
   readonly #heardAt = new Map<string, number>();
   readonly #listeners: { registered: ((r: Registration) => void)[]; awake: ((r: Registration, heardAt: number) => void)[] } = { registered: [], awake: [] };
   readonly #registrationEnded: ((endpointId: string) => void)[] = [];
+  readonly #adopted: ((registration: Registration) => void)[] = [];
 
   constructor(options: Lwm2mServerOptions) {
     this.#options = options;
@@ -251,6 +252,32 @@ export class Lwm2mServer implements DeviceServer {
    * Calls `listener(endpointId)` when a device's registration ends: a new Register (which replaces the old
    * one) or a De-register. Observations end with the registration (Core 6.4.1).
    */
+  /** A registration another node made (or this node before it knew) was taken up here at the device's message. */
+  onAdopted(listener: (registration: Registration) => void): void {
+    this.#adopted.push(listener);
+  }
+
+  /**
+   * A message names a registration this node does not hold: in a cluster, one another node made, whose device
+   * now reaches this node (the load balancer moved it, or that node died). It is taken up from the store when
+   * it is still live, so the device goes on without registering again (docs/cluster.md).
+   */
+  async #adopt(id: string): Promise<Registration | undefined> {
+    if (id === '' || id.length > 64) return undefined;
+    const stored = await this.#options.registrations.get(id);
+    if (!stored || Date.now() > Date.parse(stored.updatedAt) + stored.lifetime * 1000) return undefined;
+    const held = this.#registrations.get(id);
+    if (held) return held; // taken up meanwhile by another message of the device
+    const older = this.#byEndpoint.get(stored.endpointId);
+    const replaced = older === undefined ? undefined : this.#registrations.get(older);
+    if (replaced) this.#forget(replaced);
+    this.#remember(stored);
+    this.#heardAt.set(stored.id, Date.now());
+    this.#logger.info({ registrationId: id, endpointId: stored.endpointId }, 'LwM2M registration taken up from the store (another node made it)');
+    for (const listener of this.#adopted) listener(stored);
+    return stored;
+  }
+
   onRegistrationEnd(listener: (endpointId: string) => void): void {
     this.#registrationEnded.push(listener);
   }
@@ -272,7 +299,7 @@ export class Lwm2mServer implements DeviceServer {
     try {
       if (path === 'rd' && request.code === '0.02') return await this.#register(request, peer, via);
       if (path.startsWith('rd/')) {
-        const registration = this.#registrations.get(path.slice(3));
+        const registration = this.#registrations.get(path.slice(3)) ?? (await this.#adopt(path.slice(3)));
         if (!registration) return { code: '4.04', payload: 'no such registration: register again' };
         // A registration made over DTLS is updated over DTLS, by the same identity.
         if (!this.#sameChannel(registration, peer, via)) return { code: '4.03', payload: 'registration refused' };

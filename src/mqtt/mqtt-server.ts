@@ -168,9 +168,10 @@ export class MqttServer implements DeviceServer, MqttChannel {
   async stop(): Promise<void> {
     this.#stopping = true;
     const closed = this.#servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+    // MQTT 5 devices hear why before their connection goes; a cluster's have other nodes to go to.
+    const reason = this.#context.cluster ? REASON.useAnotherServer : REASON.serverShuttingDown;
     for (const session of this.#sessions.values()) {
-      // MQTT 5 devices hear why before their connection goes.
-      session.login.v5?.adapter.closeWith(REASON.serverShuttingDown);
+      session.login.v5?.adapter.closeWith(reason);
       session.login.v5?.adapter.destroy();
     }
     for (const connection of this.#connections) connection.destroy();

@@ -25,6 +25,7 @@ export const REASON = {
   packetTooLarge: 0x95,
   sharedSubscriptionsNotSupported: 0x9e,
   administrativeAction: 0x98,
+  useAnotherServer: 0x9c,
   connectionRateExceeded: 0x9f,
   subscriptionIdentifiersNotSupported: 0xa1,
 } as const;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { ObservationStore, StoredObservation } from '../lwm2m/observation-store.js';
 import { fromJson, toJson, type Schema } from './schema.js';
 
@@ -11,17 +11,11 @@ export class SqlObservationStore implements ObservationStore {
   }
 
   async all(): Promise<StoredObservation[]> {
-    const rows = await this.#db.selectFrom('lwm2m_observations').selectAll().execute();
-    return rows.map((row) => ({
-      token: row.token,
-      endpointId: row.endpoint_id,
-      registrationId: row.registration_id,
-      operation: row.operation === 'observeComposite' ? 'observeComposite' : 'observe',
-      path: row.path,
-      paths: row.paths === null ? undefined : fromJson<string[]>(row.paths),
-      format: row.format,
-      since: new Date(Number(row.since)).toISOString(),
-    }));
+    return (await this.#db.selectFrom('lwm2m_observations').selectAll().execute()).map(fromRow);
+  }
+
+  async ofRegistration(registrationId: string): Promise<StoredObservation[]> {
+    return (await this.#db.selectFrom('lwm2m_observations').selectAll().where('registration_id', '=', registrationId).execute()).map(fromRow);
   }
 
   async add(observation: StoredObservation): Promise<void> {
@@ -46,4 +40,17 @@ export class SqlObservationStore implements ObservationStore {
   async removeEndpoint(endpointId: string): Promise<void> {
     await this.#db.deleteFrom('lwm2m_observations').where('endpoint_id', '=', endpointId).execute();
   }
+}
+
+function fromRow(row: Selectable<Schema['lwm2m_observations']>): StoredObservation {
+  return {
+    token: row.token,
+    endpointId: row.endpoint_id,
+    registrationId: row.registration_id,
+    operation: row.operation === 'observeComposite' ? 'observeComposite' : 'observe',
+    path: row.path,
+    paths: row.paths === null ? undefined : fromJson<string[]>(row.paths),
+    format: row.format,
+    since: new Date(Number(row.since)).toISOString(),
+  };
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { RegistrationStore } from '../lwm2m/registration-store.js';
 import type { Registration, RegistrationParameters } from '../lwm2m/registration.js';
 import { fromJson, toJson, type Schema } from './schema.js';
@@ -28,16 +28,12 @@ export class SqlRegistrationStore implements RegistrationStore {
 
   async all(): Promise<Registration[]> {
     const rows = await this.#db.selectFrom('lwm2m_registrations').selectAll().execute();
-    return rows.map((row) => ({
-      ...fromJson<RegistrationParameters>(row.parameters),
-      id: row.id,
-      endpointId: row.endpoint_id,
-      accountId: row.account_id,
-      serviceId: row.service_id,
-      peer: { address: row.peer_address, port: row.peer_port },
-      registeredAt: new Date(Number(row.registered_at)).toISOString(),
-      updatedAt: new Date(Number(row.updated_at)).toISOString(),
-    }));
+    return rows.map(fromRow);
+  }
+
+  async get(id: string): Promise<Registration | undefined> {
+    const row = await this.#db.selectFrom('lwm2m_registrations').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && fromRow(row);
   }
 
   async add(registration: Registration): Promise<void> {
@@ -68,6 +64,19 @@ export class SqlRegistrationStore implements RegistrationStore {
     }
     await this.#db.deleteFrom('lwm2m_registrations').where('id', '=', id).execute();
   }
+}
+
+function fromRow(row: Selectable<Schema['lwm2m_registrations']>): Registration {
+  return {
+    ...fromJson<RegistrationParameters>(row.parameters),
+    id: row.id,
+    endpointId: row.endpoint_id,
+    accountId: row.account_id,
+    serviceId: row.service_id,
+    peer: { address: row.peer_address, port: row.peer_port },
+    registeredAt: new Date(Number(row.registered_at)).toISOString(),
+    updatedAt: new Date(Number(row.updated_at)).toISOString(),
+  };
 }
 
 function toRow(registration: Registration) {

@@ -22,6 +22,8 @@ describe('MQTT across the nodes of a cluster (PostgreSQL + Redis)', { skip }, ()
   let database: { url: string; drop: () => Promise<void> };
   let nodeA: TestService;
   let nodeB: TestService;
+  /** The last case stops node B. */
+  let nodeBStopped = false;
   let a: TestAccount;
   let b: TestAccount;
   let serviceA: string;
@@ -50,7 +52,7 @@ describe('MQTT across the nodes of a cluster (PostgreSQL + Redis)', { skip }, ()
   after(async () => {
     await onA.closeAll();
     await onB.closeAll();
-    await nodeB?.stop();
+    if (!nodeBStopped) await nodeB?.stop();
     await nodeA?.stop();
     await database?.drop();
   });
@@ -134,4 +136,18 @@ describe('MQTT across the nodes of a cluster (PostgreSQL + Redis)', { skip }, ()
     await sleep(300);
     assert.deepEqual(client.received.map((m) => m.topic).sort(), ['glob-1/[ab]/2', 'glob-1/x*?', 'glob-1/x*?/4']);
   });
+  it('a node that stops tells its MQTT 5 devices to use another server (0x9C); their sessions go on on the other node', async () => {
+    const endpoint = await device(a, serviceA, 'leaving-1');
+    const client = await onB.connect('leaving-1', PASSWORD, { protocolVersion: 5, clientId: 'leaving', clean: false, properties: { sessionExpiryInterval: 3600 } });
+    await client.subscribeAsync('leaving-1/cmd', { qos: 1 });
+    const told = new Promise<number | undefined>((resolve) => client.once('disconnect', (packet) => resolve(packet.reasonCode)));
+    nodeBStopped = true;
+    await nodeB.stop();
+    assert.equal(await told, 0x9c, '"use another server"');
+    await publishOn(nodeA, a, endpoint.id, "mqtt.publish(null, 'leaving-1/cmd', 'after-move', {qos: 1});");
+    const moved = await onA.connect('leaving-1', PASSWORD, { protocolVersion: 5, clientId: 'leaving', clean: false, properties: { sessionExpiryInterval: 3600 } });
+    await waitFor(async () => (moved.received.length > 0 ? true : undefined), 'the queued message on node A');
+    assert.deepEqual(moved.received.map((m) => m.payload), ['after-move']);
+  });
+
 });
