@@ -5,7 +5,7 @@
  *     trigger runs on each. Measured: events/s from the first post until every node's
  *     iotbridge_events_handled_total adds up to all of them. The reference is one process on the same
  *     PostgreSQL without Redis (the embedded bus), in the same run.
- *   - MQTT across nodes: a device publishes QoS 1 messages to node 1; a trigger forwards each to a sink device
+ *   - MQTT across nodes: devices (20) publish QoS 1 messages to node 1; a trigger forwards each to a sink device
  *     with `mqtt.publish`; the sink is connected to node 1 (same node) or node 2 (through Redis). Measured:
  *     messages/s until the sink has them all.
  * All processes share this machine's cores (2 here): more nodes here add coordination, not CPU. Each figure is
@@ -24,11 +24,16 @@ import pg from 'pg';
 const EVENTS = Number(process.env.BENCH_CLUSTER_EVENTS ?? 6000);
 const MESSAGES = Number(process.env.BENCH_CLUSTER_MESSAGES ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-/** Posts in flight at once, over all nodes. */
-const CONCURRENCY = Number(process.env.BENCH_CLUSTER_CONCURRENCY ?? 64);
-/** Un-acked QoS 1 publishes the MQTT device keeps in flight. */
-const WINDOW = 20;
+/**
+ * Posts in flight at once, over all nodes: each figure at both. Accepts commit one at a time across the cluster
+ * (docs/cluster.md), so with few clients each waits for the other nodes' commits; with many, a commit carries more.
+ */
+const CONCURRENCIES = (process.env.BENCH_CLUSTER_CONCURRENCY ?? '64,256').split(',').map(Number);
 const ENDPOINTS = 100;
+/** Cluster sizes measured, e.g. BENCH_CLUSTER_NODES=2 for one. */
+const SIZES = (process.env.BENCH_CLUSTER_NODES ?? '1,2,3').split(',').map(Number);
+/** MQTT devices publishing at once: a trigger runs in order per device, so one device is one trigger at a time. */
+const SOURCES = Number(process.env.BENCH_CLUSTER_SOURCES ?? 20);
 const TOKEN = 'AT:bench-admin-token-000000000';
 const PASSWORD = 'bench-cluster-secret';
 const POSTGRES_URL = process.env.IOTBRIDGE_TEST_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/test`;
@@ -150,20 +155,25 @@ async function handledOf(nodes: readonly Node[]): Promise<number> {
 }
 
 /** Events/s through a trivial trigger, posted round the nodes. */
-async function eventsRound(nodes: readonly Node[], endpointIds: readonly string[]): Promise<number> {
+async function eventsRound(nodes: readonly Node[], endpointIds: readonly string[], concurrency: number): Promise<number> {
   const before = await handledOf(nodes);
   const started = performance.now();
   let next = 0;
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: concurrency }, async () => {
       for (let i = next++; i < EVENTS; i = next++) await nodes[i % nodes.length]!.api('POST', '/events', { type: 'reading', endpoint: endpointIds[i % endpointIds.length], data: { n: i } });
     }),
   );
-  while ((await handledOf(nodes)) - before < EVENTS) await new Promise((resolve) => setTimeout(resolve, 20));
+  const posted = performance.now();
+  while ((await handledOf(nodes)) - before < EVENTS) {
+    if (process.env.BENCH_DEBUG) console.error(Math.round(performance.now() - posted), (await Promise.all(nodes.map((node) => node.handled()))).join(' '));
+    await new Promise((resolve) => setTimeout(resolve, process.env.BENCH_DEBUG ? 1000 : 20));
+  }
   return EVENTS / ((performance.now() - started) / 1000);
 }
 
-async function eventsFigure(count: number, redis: boolean): Promise<number> {
+/** Events/s at each of CONCURRENCIES. */
+async function eventsFigure(count: number, redis: boolean): Promise<number[]> {
   const { nodes, close } = await startNodes(count, redis);
   try {
     const service = await nodes[0]!.api<{ id: string }>('POST', '/services', { name: 'bench', type: 'udp' });
@@ -171,10 +181,14 @@ async function eventsFigure(count: number, redis: boolean): Promise<number> {
     const bulk = await nodes[0]!.api<{ items: { endpoint: { id: string } }[] }>('POST', '/endpoints/bulk', { items });
     const endpointIds = bulk.items.map((item) => item.endpoint.id);
     await nodes[0]!.api('POST', '/triggers', { name: 'trivial', events: ['reading'], script: 'var doubled = event.data.n * 2;' });
-    await eventsRound(nodes, endpointIds); // warm-up
+    await eventsRound(nodes, endpointIds, CONCURRENCIES[0]!); // warm-up
     const figures: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) figures.push(await eventsRound(nodes, endpointIds));
-    return median(figures);
+    for (const concurrency of CONCURRENCIES) {
+      const rounds: number[] = [];
+      for (let r = 0; r < ROUNDS; r++) rounds.push(await eventsRound(nodes, endpointIds, concurrency));
+      figures.push(median(rounds));
+    }
+    return figures;
   } finally {
     await close();
   }
@@ -186,10 +200,11 @@ async function mqttFigure(sinkNode: 0 | 1): Promise<number> {
   const clients: mqtt.MqttClient[] = [];
   try {
     const service = await nodes[0]!.api<{ id: string }>('POST', '/services', { name: 'bench-mqtt', type: 'mqtt' });
+    const keys = ['sink', ...Array.from({ length: SOURCES }, (_, i) => `source-${i}`)];
     const bulk = await nodes[0]!.api<{ items: { endpoint: { id: string } }[] }>('POST', '/endpoints/bulk', {
-      items: ['source', 'sink'].map((key) => ({ key, serviceId: service.id, credentials: { password: PASSWORD } })),
+      items: keys.map((key) => ({ key, serviceId: service.id, credentials: { password: PASSWORD } })),
     });
-    const sinkId = bulk.items[1]!.endpoint.id;
+    const sinkId = bulk.items[0]!.endpoint.id;
     await nodes[0]!.api('POST', '/triggers', { name: 'forward', events: ['mqtt-publish'], script: `mqtt.publish(${JSON.stringify(sinkId)}, 'sink/in', event.data.text, {qos: 1});` });
     const connect = async (node: Node, key: string) => {
       const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${node.ports.mqtt}`, { username: key, password: PASSWORD, clientId: key, reconnectPeriod: 0 });
@@ -198,7 +213,7 @@ async function mqttFigure(sinkNode: 0 | 1): Promise<number> {
     };
     const sink = await connect(nodes[sinkNode]!, 'sink');
     await sink.subscribeAsync('sink/in', { qos: 1 });
-    const source = await connect(nodes[0]!, 'source');
+    const sources = await Promise.all(keys.slice(1).map((key) => connect(nodes[0]!, key)));
     let received = 0;
     let onAll: () => void = () => undefined;
     sink.on('message', () => {
@@ -210,8 +225,8 @@ async function mqttFigure(sinkNode: 0 | 1): Promise<number> {
       const started = performance.now();
       let next = 0;
       await Promise.all(
-        Array.from({ length: WINDOW }, async () => {
-          for (let i = next++; i < MESSAGES; i = next++) await source.publishAsync('source/up', `${tag}-${i}`, { qos: 1 });
+        sources.map(async (source, n) => {
+          for (let i = next++; i < MESSAGES; i = next++) await source.publishAsync(`source-${n}/up`, `${tag}-${i}`, { qos: 1 });
         }),
       );
       await all;
@@ -230,16 +245,20 @@ async function mqttFigure(sinkNode: 0 | 1): Promise<number> {
 async function main(): Promise<void> {
   const rate = (value: number) => `${Math.round(value).toLocaleString('en-US')}`;
   const reference = await eventsFigure(1, false);
-  const cluster: number[] = [];
-  for (const count of [1, 2, 3]) cluster.push(await eventsFigure(count, true));
-  const sameNode = await mqttFigure(0);
-  const crossNode = await mqttFigure(1);
+  const cluster: number[][] = [];
+  for (const count of SIZES) cluster.push(await eventsFigure(count, true));
+  const mqttToo = process.env.BENCH_CLUSTER_MQTT !== '0';
+  const sameNode = mqttToo ? await mqttFigure(0) : 0;
+  const crossNode = mqttToo ? await mqttFigure(1) : 0;
   console.log(`# IoT Bridge cluster: ${cpus().length} cores, Node ${process.version}, PostgreSQL + Redis on this machine; ${EVENTS} events and ${MESSAGES} MQTT messages a round, median of ${ROUNDS}\n`);
-  console.log('| events through a trivial trigger (POST /events round the nodes, 64 in flight) | events/s | ratio to one process without Redis |');
-  console.log('|---|---|---|');
-  console.log(`| one process, PostgreSQL, embedded bus (reference) | ${rate(reference)} | 1.00 |`);
-  cluster.forEach((value, i) => console.log(`| cluster of ${i + 1} node${i === 0 ? '' : 's'} (bus shards leased in PostgreSQL, notices over Redis) | ${rate(value)} | ${(value / reference).toFixed(2)} |`));
-  console.log('\n| MQTT QoS 1, device → trigger → mqtt.publish → sink device | messages/s | ratio to same node |');
+  const columns = CONCURRENCIES.map((c) => `${c} posts in flight: events/s (ratio)`);
+  console.log(`| events through a trivial trigger (POST /events round the nodes) | ${columns.join(' | ')} |`);
+  console.log(`|---|${columns.map(() => '---|').join('')}`);
+  const row = (figures: number[]) => figures.map((value, i) => `${rate(value)} (${(value / reference[i]!).toFixed(2)})`).join(' | ');
+  console.log(`| one process, PostgreSQL, embedded bus (reference) | ${row(reference)} |`);
+  cluster.forEach((figures, i) => console.log(`| cluster of ${SIZES[i]} node${SIZES[i] === 1 ? '' : 's'} (bus shards leased in PostgreSQL, notices over Redis) | ${row(figures)} |`));
+  if (!mqttToo) return;
+  console.log(`\n| MQTT QoS 1, ${SOURCES} devices → trigger → mqtt.publish → sink device | messages/s | ratio to same node |`);
   console.log('|---|---|---|');
   console.log(`| sink on the same node | ${rate(sameNode)} | 1.00 |`);
   console.log(`| sink on the other node (through Redis) | ${rate(crossNode)} | ${(crossNode / sameNode).toFixed(2)} |`);

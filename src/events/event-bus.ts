@@ -77,6 +77,11 @@ export class DurableEventBus implements EventBus {
   #handledThrough = 0;
   #savedThrough = 0;
   #saveScheduled = false;
+  /**
+   * Cursor saves run one after another: a save that waits for the database (PostgreSQL, a cluster's shard rows)
+   * must not be joined by one per tick, or they queue on the same rows' locks.
+   */
+  #saving: Promise<void> = Promise.resolve();
   #lastSeq = 0;
   #running = false;
   readonly #maxInMemory: number;
@@ -141,6 +146,7 @@ export class DurableEventBus implements EventBus {
     this.#running = false;
     while (this.#active.size > 0) await Promise.all(this.#active.values());
     await this.#committing;
+    await this.#saving;
     await this.#saveCursor();
     // Whatever was waiting is after the cursor in the store and is loaded again by the next start.
     this.#waiting.clear();
@@ -298,7 +304,7 @@ export class DurableEventBus implements EventBus {
     }
     if (this.#saveScheduled || this.#handledThrough === this.#savedThrough) return;
     this.#saveScheduled = true;
-    setImmediate(() => void this.#saveCursor());
+    this.#saving = this.#saving.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() => this.#saveCursor());
   }
 
   async #saveCursor(): Promise<void> {
