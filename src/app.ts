@@ -152,8 +152,10 @@ export class IotBridge {
     const shared = redis && { replies: await RedisReplies.open(redis), signals: await RedisSignals.open(redis) };
     let closeNotifier = (): void => undefined;
     let closeNotices = (): void => undefined;
-    // A cluster's MQTT brokers of a service hear each other's messages (docs/cluster.md, "MQTT").
-    const mqttEmitters = redis && database.dialect === 'postgres' ? new RedisMqttEmitters(config.redisUrl!, logger) : undefined;
+    // PostgreSQL and Redis together make this process a node of a cluster (docs/cluster.md).
+    const clustered = redis !== undefined && database.dialect === 'postgres';
+    // A cluster's MQTT brokers of a service hear each other's messages ("MQTT").
+    const mqttEmitters = clustered ? new RedisMqttEmitters(config.redisUrl!, logger) : undefined;
     this.#closeShared = () => {
       shared?.replies.close();
       shared?.signals.close();
@@ -175,7 +177,7 @@ export class IotBridge {
     const recordsBeforeCursor = stores.executions.recordOne ? undefined : () => domain.executions.flush();
     const busOptions = { parallelism: config.eventParallelism, maxInMemory: config.eventBacklogInMemory, beforeCursorSave: recordsBeforeCursor, logger };
     // A cluster (PostgreSQL + Redis) shares the queue in shards leased by nodes; one process runs the embedded bus.
-    const notifier = redis && database.dialect === 'postgres' ? await RedisBusNotifier.open(redis, config.nodeId, logger) : undefined;
+    const notifier = clustered ? await RedisBusNotifier.open(redis, config.nodeId, logger) : undefined;
     const bus = notifier
       ? new ClusterEventBus({ ...busOptions, node: config.nodeId, shards: new PgBusShardStore(database.db), notifier })
       : new DurableEventBus(stores.events, busOptions);
@@ -300,7 +302,9 @@ export class IotBridge {
       dialect: database.dialect,
       suspended: () => superAdmin.suspension.accounts.length,
     });
-    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, cluster: bus instanceof ClusterEventBus ? () => { const state = bus.state; return { node: state.node, shards: state.shards.length, liveNodes: state.liveNodes }; } : undefined, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, importJobs: sql.importJobs, uiDir: config.uiDir, metrics, licence, oidc, superAdmin: { admin: superAdmin, diagnostics } });
+    // `/ready` in a cluster: this node's share of the bus.
+    const readiness = bus instanceof ClusterEventBus ? () => ({ node: bus.state.node, shards: bus.state.shards.length, liveNodes: bus.state.liveNodes }) : undefined;
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, cluster: readiness, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, importJobs: sql.importJobs, uiDir: config.uiDir, metrics, licence, oidc, superAdmin: { admin: superAdmin, diagnostics } });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
     sendGuard.addOwnPorts([ports.http]);
