@@ -9,6 +9,7 @@ import { buildHttpApi } from './api/server.js';
 import { ConfigError, ENV_NAMES, type Config } from './config.js';
 import { createDomain, type Domain } from './domain/domain.js';
 import type { DeviceChannels, DeviceServer } from './devices/device-server.js';
+import { routeDeviceChannels } from './devices/device-routing.js';
 import { OutboundHttp } from './devices/outbound-http.js';
 import { DevicePresence } from './devices/presence.js';
 import { SendCaps } from './devices/send-caps.js';
@@ -39,6 +40,7 @@ import { RedisBusNotifier } from './store/redis-bus-notifier.js';
 import { RedisCache } from './store/redis-cache.js';
 import { RedisChangeNotices } from './store/redis-change-notices.js';
 import { RedisMqttEmitters } from './store/redis-mqtt-emitter.js';
+import { RedisNodeCalls } from './store/redis-node-calls.js';
 import { RedisReplies } from './store/redis-replies.js';
 import { RedisSignals } from './store/redis-signals.js';
 import { VERSION } from './version.js';
@@ -152,6 +154,7 @@ export class IotBridge {
     const shared = redis && { replies: await RedisReplies.open(redis), signals: await RedisSignals.open(redis) };
     let closeNotifier = (): void => undefined;
     let closeNotices = (): void => undefined;
+    let closeNodeCalls = (): void => undefined;
     // PostgreSQL and Redis together make this process a node of a cluster (docs/cluster.md).
     const clustered = redis !== undefined && database.dialect === 'postgres';
     // A cluster's MQTT brokers of a service hear each other's messages ("MQTT").
@@ -161,6 +164,7 @@ export class IotBridge {
       shared?.signals.close();
       closeNotifier();
       closeNotices();
+      closeNodeCalls();
       void mqttEmitters?.close();
     };
     const licence = new Licence({ required: config.licensing, store: sql.licence, keys: trustedKeys(config.licencePublicKeys), clock: this.#clock, logger });
@@ -210,7 +214,7 @@ export class IotBridge {
     await superAdmin.load();
     const oidc = await createOidcSignIn(config, { domain, store: sql.oidc, rootAccountId, logger });
     const internalCalls = new InternalCalls();
-    const presence = new DevicePresence(domain, stores.endpoints, bus, { logger, gate: superAdmin });
+    const presence = new DevicePresence(domain, stores.endpoints, bus, { logger, gate: superAdmin, node: clustered ? config.nodeId : undefined });
     this.#presence = presence;
     const channels: DeviceChannels = this.#channels;
     this.#scripts = new WorkerPool({
@@ -266,6 +270,10 @@ export class IotBridge {
     const ports: Record<string, number> = {};
     const cluster = mqttEmitters && notices ? { mqtt: { emitterFor: (serviceId: string) => mqttEmitters.forService(serviceId), notices } } : undefined;
     this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, stores: sql.devices, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports, cluster });
+    // A cluster's device calls run on the node that heard the device ("Routing device calls").
+    const nodeCalls = clustered ? await RedisNodeCalls.open(redis, config.nodeId, logger) : undefined;
+    closeNodeCalls = () => nodeCalls?.close();
+    if (nodeCalls) routeDeviceChannels(channels, { calls: nodeCalls, heardBy: (endpoint) => presence.heardBy(endpoint), endpointOf: (scope, ref) => domain.endpoints.get(scope, ref) });
     superAdmin.onSuspended(async (accountId) => {
       let ended = 0;
       for (const server of this.#deviceServers) ended += (await server.closeAccount?.(accountId)) ?? 0;

@@ -69,6 +69,7 @@ export const ERRORS = {
   IOTB_DEVICE_SEND_RATE_LIMITED: { status: 429, message: 'The send rate cap is reached: nothing was sent' },
   IOTB_DEVICE_NOT_CONNECTED: { status: 409, message: 'The device has no open connection to this service process' },
   IOTB_DEVICE_QUEUE_FULL: { status: 409, message: "The device's message queue is full" },
+  IOTB_DEVICE_CALL_TIMEOUT: { status: 504, message: 'The cluster node the device talks to did not answer in time' },
 
   // LoRa network-server webhooks and downlinks
   IOTB_LORA_WEBHOOK_UNAUTHORIZED: { status: 401, message: 'The X-Webhook-Secret header does not match the service webhookSecret' },

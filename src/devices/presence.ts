@@ -27,6 +27,8 @@ export interface DevicePresenceOptions {
   readonly gate?: DeviceGate | undefined;
   /** How often silent devices are looked for, default 5 s. */
   readonly sweepIntervalMs?: number | undefined;
+  /** Cluster mode: this node's id, recorded with where each device was heard from (so calls are routed here). */
+  readonly node?: string | undefined;
   readonly logger: Logger;
 }
 
@@ -45,6 +47,7 @@ export class DevicePresence {
   readonly #logger: Logger;
   readonly #sweepIntervalMs: number;
   readonly #gate: DeviceGate | undefined;
+  readonly #node: string | undefined;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
 
@@ -62,6 +65,7 @@ export class DevicePresence {
     this.#logger = options.logger;
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 5000;
     this.#gate = options.gate;
+    this.#node = options.node;
   }
 
   /** True while a Super-Admin has the account suspended: its devices are refused. */
@@ -118,6 +122,11 @@ export class DevicePresence {
     const address = heard && (protocols as readonly string[]).includes(heard.protocol) ? parseRemoteAddr(heard.remoteAddr) : undefined;
     if (!heard || !address) throw new AppError('IOTB_DEVICE_ADDRESS_UNKNOWN');
     return { ...address, remoteAddr: heard.remoteAddr };
+  }
+
+  /** Cluster mode: the node whose socket last heard the device, where calls to it run; undefined in one process. */
+  async heardBy(endpoint: Endpoint): Promise<string | undefined> {
+    return (await this.#store.heardFrom(endpoint.id))?.node;
   }
 
   /** Another device now uses the device's address (SPEC: remoteAddr unset when re-used): nothing more is sent to it there. */
@@ -227,7 +236,7 @@ export class DevicePresence {
     const silence = silenceAllowed(endpoint, lifetimeSeconds);
     const lastSeenAt = new Date(now).toISOString();
     const missingAfter = silence === undefined ? null : new Date(now + silence * 1000).toISOString();
-    const heardFrom: HeardFrom | undefined = contact?.remoteAddr === undefined ? undefined : { protocol: contact.protocol, remoteAddr: contact.remoteAddr };
+    const heardFrom: HeardFrom | undefined = contact?.remoteAddr === undefined ? undefined : { protocol: contact.protocol, remoteAddr: contact.remoteAddr, node: this.#node };
     const statusDetails = await this.#store.setPresence(endpoint.id, { state: 'connected', lastSeenAt, missingAfter, heardFrom, details });
     return { ...endpoint, state: 'connected', lastSeenAt, ...(statusDetails ? { statusDetails, updatedAt: lastSeenAt } : {}) };
   }

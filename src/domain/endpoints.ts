@@ -53,6 +53,8 @@ export interface HeardFrom {
   readonly protocol: string;
   /** `host:port` (IPv6 hosts in brackets). */
   readonly remoteAddr: string;
+  /** Cluster mode: the node whose socket heard it, where sends to the device must go (docs/cluster.md). */
+  readonly node?: string | undefined;
 }
 
 /** Which endpoints a search, count or bulk update covers; all conditions must hold. */

@@ -299,11 +299,12 @@ export class Lwm2mServer implements DeviceServer {
     try {
       if (path === 'rd' && request.code === '0.02') return await this.#register(request, peer, via);
       if (path.startsWith('rd/')) {
-        const registration = this.#registrations.get(path.slice(3)) ?? (await this.#adopt(path.slice(3)));
+        const held = this.#registrations.get(path.slice(3));
+        const registration = held ?? (await this.#adopt(path.slice(3)));
         if (!registration) return { code: '4.04', payload: 'no such registration: register again' };
         // A registration made over DTLS is updated over DTLS, by the same identity.
         if (!this.#sameChannel(registration, peer, via)) return { code: '4.03', payload: 'registration refused' };
-        if (request.code === '0.02') return await this.#update(registration, request, peer);
+        if (request.code === '0.02') return await this.#update(registration, request, peer, held === undefined);
         if (request.code === '0.04') return await this.#deregister(registration);
         return { code: '4.05' };
       }
@@ -364,7 +365,8 @@ export class Lwm2mServer implements DeviceServer {
     return { code: '2.01', options: [{ number: 8, value: Buffer.from('rd') }, { number: 8, value: Buffer.from(registration.id) }] };
   }
 
-  async #update(current: Registration, request: CoapMessage, peer: Peer): Promise<CoapResponse> {
+  /** `adopted`: taken up from the store at this message, so this node now records that it hears the device. */
+  async #update(current: Registration, request: CoapMessage, peer: Peer, adopted: boolean): Promise<CoapResponse> {
     const params = parseUpdate(uriQuery(request), request.payload, current);
     const endpoint = await this.#endpointOf(current);
     if (!endpoint) {
@@ -388,6 +390,8 @@ export class Lwm2mServer implements DeviceServer {
     await this.#options.registrations.update(updated);
     if (moved || params.lifetime !== current.lifetime) {
       await this.#options.presence.connected(endpoint, { protocol: 'lwm2m', remoteAddr: formatPeer(peer), lifetimeSeconds: params.lifetime }, { registrationId: updated.id, update: true });
+    } else if (adopted) {
+      await this.#options.presence.heard(endpoint, { protocol: 'lwm2m', remoteAddr: formatPeer(peer), lifetimeSeconds: params.lifetime });
     } else {
       await this.#options.presence.seen(endpoint, params.lifetime);
     }

@@ -52,7 +52,7 @@ export class SqlEndpointStore implements EndpointStore {
     this.#byId = precompiled(db, endpoints.where('id', '=', ''));
     this.#byKey = precompiled(db, endpoints.where('key', '=', '').limit(1));
     this.#byServiceKey = precompiled(db, endpoints.where('key', '=', '').where('service_id', '=', '').limit(1));
-    this.#heardFrom = precompiled(db, db.selectFrom('endpoints').select(['heard_protocol', 'heard_addr']).where('id', '=', ''));
+    this.#heardFrom = precompiled(db, db.selectFrom('endpoints').select(['heard_protocol', 'heard_addr', 'heard_node']).where('id', '=', ''));
     // No ORDER BY or LIMIT: on SQLite they tripled the cost of this look-up (a temporary sort tree per call);
     // a key has one endpoint per service of the type at most, so the rows are few and sorted here.
     this.#devices = precompiled(
@@ -240,7 +240,7 @@ export class SqlEndpointStore implements EndpointStore {
       const stored = await this.#hot.setPresence(endpointId, change);
       return stored === undefined ? undefined : fromJson<JsonObject>(stored);
     }
-    const heard = change.heardFrom && { heard_protocol: change.heardFrom.protocol, heard_addr: change.heardFrom.remoteAddr };
+    const heard = change.heardFrom && { heard_protocol: change.heardFrom.protocol, heard_addr: change.heardFrom.remoteAddr, heard_node: change.heardFrom.node ?? null };
     const presence = { state: change.state, last_seen_at: toMs(change.lastSeenAt), missing_after: change.missingAfter === null ? null : toMs(change.missingAfter), ...heard };
     const details = change.details && Object.keys(change.details).length > 0 ? toJson(change.details) : undefined;
     if (details === undefined) {
@@ -260,11 +260,11 @@ export class SqlEndpointStore implements EndpointStore {
 
   async heardFrom(endpointId: string): Promise<HeardFrom | undefined> {
     const [row] = await this.#heardFrom([endpointId]);
-    return row?.heard_protocol && row.heard_addr ? { protocol: row.heard_protocol, remoteAddr: row.heard_addr } : undefined;
+    return row?.heard_protocol && row.heard_addr ? { protocol: row.heard_protocol, remoteAddr: row.heard_addr, ...(row.heard_node !== null && { node: row.heard_node }) } : undefined;
   }
 
   async forgetHeardFrom(endpointId: string): Promise<void> {
-    await this.#db.updateTable('endpoints').set({ heard_protocol: null, heard_addr: null }).where('id', '=', endpointId).execute();
+    await this.#db.updateTable('endpoints').set({ heard_protocol: null, heard_addr: null, heard_node: null }).where('id', '=', endpointId).execute();
   }
 
   async mergeStatusDetails(endpointId: string, details: JsonObject, updatedAt: string): Promise<JsonObject | undefined> {

@@ -38,6 +38,7 @@ import { solutions } from './migrations/0040-solutions.js';
 import { superAdmin } from './migrations/0041-super-admin.js';
 import { importJobs } from './migrations/0042-import-jobs.js';
 import { busShards } from './migrations/0043-bus-shards.js';
+import { heardNode } from './migrations/0044-heard-node.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -80,6 +81,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0041-super-admin': superAdmin(),
     '0042-import-jobs': importJobs(),
     '0043-bus-shards': busShards(),
+    '0044-heard-node': heardNode(),
   };
 }
 

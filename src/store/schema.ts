@@ -72,6 +72,8 @@ export interface EndpointsTable {
   /** The protocol and `host:port` the device was last heard from; written only through `setPresence`, never by edits. */
   heard_protocol: string | null;
   heard_addr: string | null;
+  /** Cluster mode: the node that heard it there (whose socket it talks to); null in one process. */
+  heard_node: string | null;
 }
 
 /** One row per tag, so tag filters use an index instead of scanning JSON. */

@@ -1,13 +1,16 @@
-// Issue 22, "Done means": three service processes on one PostgreSQL database and one Redis, devices and API
-// clients spread over them, a trigger running; one node is killed with kill -9 in the middle of the stream. Every
-// event a node accepted (HTTP 202, MQTT PUBACK) must be handled by a survivor; events handled twice are counted.
+// Issue 22, "Done means": three service processes on one PostgreSQL database and one Redis, devices (MQTT, the LwM2M
+// simulator, UDP) and API clients spread over them, a trigger running; one node is killed with kill -9 in the middle
+// of the stream. Every event a node accepted (HTTP 202, MQTT PUBACK, LwM2M Send 2.04) must be handled by a survivor;
+// events handled twice are counted. The dead node's LwM2M and UDP devices are reachable again, through any node,
+// after their next message reaches a survivor.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import mqtt from 'mqtt';
 import { clusterSettled } from '../helpers/cluster.js';
-import { waitFor } from '../helpers/devices.js';
+import { SimulatedClient } from '../../tools/lwm2m-client.js';
+import { UdpDevice, waitFor } from '../helpers/devices.js';
 import { CrashTestStorage } from '../helpers/crash-storage.js';
 import { FuzzService, fuzzAccount, fuzzService } from '../helpers/fuzz.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
@@ -21,7 +24,9 @@ const PASSWORD = 'cluster-device-password';
  * forwarded to the sink device (connected to a node that survives) from whichever node runs the trigger.
  */
 const script = (sinkId: string) => `
-const mark = event.type === 'mqtt-publish' ? 'm:' + event.data.text : 'h:' + event.id;
+const mark = event.type === 'mqtt-publish' ? 'm:' + event.data.text
+  : event.type === 'lwm2m-data' ? 'l:' + event.endpointKey + ':' + event.data.values[0].value
+  : 'h:' + event.id;
 cache.incr(mark, 1, 3600);
 if (event.type === 'mqtt-publish') mqtt.publish(${JSON.stringify(sinkId)}, 'sink/in', event.data.text, {qos: 1});
 // In flight for a while, so the kill finds events being handled.
@@ -65,8 +70,24 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
     const delivered = new Set<string>();
     sink.on('message', (_topic, payload) => delivered.add(`m:${payload.toString()}`));
     await sink.subscribeAsync('sink/in', { qos: 1 });
-    const trigger = await nodes[1]!.request('POST', '/triggers', { token, body: { name: 'count', events: ['reading', 'mqtt-publish'], script: script(sinkId) } });
+    const trigger = await nodes[1]!.request('POST', '/triggers', { token, body: { name: 'count', events: ['reading', 'mqtt-publish', 'lwm2m-data'], script: script(sinkId) } });
     assert.equal(trigger.status, 201, trigger.text);
+    // An LwM2M device and a UDP device on each node.
+    const lwm2mServiceId = await fuzzService(nodes[0]!, token, { name: 'cluster lwm2m', type: 'lwm2m' });
+    const udpServiceId = await fuzzService(nodes[0]!, token, { name: 'cluster udp', type: 'udp' });
+    const others = [...nodes.map((_, n) => ({ key: `lw-${n}`, serviceId: lwm2mServiceId })), ...nodes.map((_, n) => ({ key: `udp-${n}`, serviceId: udpServiceId }))];
+    assert.equal((await nodes[0]!.request('POST', '/endpoints/bulk', { token, body: { items: others } })).status, 200);
+    const lwm2mDevices = await Promise.all(
+      nodes.map(async (node, n) => {
+        const device = new SimulatedClient({ server: { address: '127.0.0.1', port: node.ports.coap! }, endpointName: `lw-${n}`, transmission: { ackTimeout: 500, maxRetransmit: 1 } });
+        await device.start();
+        assert.equal(await device.register(), '2.01');
+        return device;
+      }),
+    );
+    t.after(() => Promise.all(lwm2mDevices.map((device) => device.stop())));
+    const udpDevices = await Promise.all(nodes.map((node) => UdpDevice.open(node.ports.udp!)));
+    t.after(() => udpDevices.forEach((device) => device.socket.close()));
 
     const accepted: string[] = [];
     const victim = nodes[2]!;
@@ -90,6 +111,24 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
       }
       client.end(true);
     });
+    // LwM2M devices sending a new value each time (LwM2M 1.1 Send): a 2.04 means accepted.
+    const senders = lwm2mDevices.map(async (device, n) => {
+      for (let i = 0; !stop; i++) {
+        const value = n * 1_000_000 + i;
+        await device.changeValue('/3303/0/5700', value);
+        const code = await device.send(['/3303/0/5700']).catch(() => undefined);
+        if (code === '2.04') accepted.push(`l:lw-${n}:${value}`);
+        else if (!nodes[n]!.alive) break;
+        await sleep(30);
+      }
+    });
+    // UDP devices: datagrams are not acknowledged, so they count for reachability only.
+    const udpSenders = udpDevices.map(async (device, n) => {
+      for (let i = 0; !stop; i++) {
+        await device.send(`udp-${n}:r${i}`).catch(() => undefined);
+        await sleep(50);
+      }
+    });
     // API clients posting events of the 30 endpoints round the nodes: a 202 means accepted.
     const posters = [0, 1, 2, 3, 4, 5].map(async (worker) => {
       for (let i = worker; !stop; i += 6) {
@@ -105,7 +144,7 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
     await CrashTestStorage.kill(victim);
     await sleep(3000);
     stop = true;
-    await Promise.all([...publishers, ...posters]);
+    await Promise.all([...publishers, ...posters, ...senders, ...udpSenders]);
     t.diagnostic(`accepted ${accepted.length} events (${beforeKill} before the kill)`);
 
     // The survivors take the dead node's shards once its leases expire (10 s) and run its backlog.
@@ -138,5 +177,22 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
 
     // The two survivors hold every shard between them.
     assert.deepEqual((await clusterSettled(nodes.slice(0, 2))).reduce((a, b) => a + b, 0), 64);
+
+    // The dead node's devices: their next message reaches a survivor (the load balancer moves them); from then on a
+    // call on any node reaches them there. The LwM2M device goes on with an Update, not a new registration.
+    const [first, second] = [nodes[0]!, nodes[1]!];
+    lwm2mDevices[2]!.useServer({ address: '127.0.0.1', port: first.ports.coap! });
+    assert.equal(await lwm2mDevices[2]!.update(), '2.04', 'the registration is taken up');
+    const read = await second.request('POST', '/endpoints/k.lw-2/lwm2m/read', { token, body: { path: '/3/0/9', timeout: 3000 } });
+    assert.equal(read.json.code, '2.05', read.text);
+    const udpRoamer = await UdpDevice.open(first.ports.udp!);
+    t.after(() => udpRoamer.socket.close());
+    await udpRoamer.send('udp-2:moved');
+    const udpEndpoint = (await second.request('GET', '/endpoints/k.udp-2', { token })).json.id as string;
+    await waitFor(async () => ((await second.request('GET', `/endpoints/${udpEndpoint}`, { token })).json.statusDetails.remoteAddr === udpRoamer.address ? true : undefined), 'the UDP device heard on node 1');
+    const ran = await second.request('POST', '/triggers/run', { token, body: { trigger: { name: 'reach', events: ['reach'], script: "udp.send('k.udp-2', 'back', { encoding: 'utf8' });" }, event: { type: 'reach' } } });
+    assert.equal(ran.json.execution.status, 'success', ran.text);
+    assert.equal((await udpRoamer.nth(1)).toString(), 'back');
+    t.diagnostic('the dead node\'s LwM2M device (Update taken up, read through another node) and UDP device (udp.send through another node) reachable again');
   });
 });

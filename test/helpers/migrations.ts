@@ -103,6 +103,14 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       }
     },
   ],
+  [
+    '0044-heard-node',
+    async (db) => {
+      if ((await db.introspection.getTables()).some((table) => table.name === 'endpoints' && table.columns.some((column) => column.name === 'heard_node'))) {
+        await db.schema.alterTable('endpoints').dropColumn('heard_node').execute();
+      }
+    },
+  ],
 ];
 
 /**

@@ -154,7 +154,7 @@ export const lwm2mRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; devices: D
     },
     async (request) => {
       const endpoint = await domain.endpoints.get(request.scope, request.params.ref);
-      return { waiting: devices.lwm2m?.queued(endpoint) ?? 0, items: devices.lwm2m?.heldRequests(endpoint) ?? [] };
+      return { waiting: (await devices.lwm2m?.queued(endpoint)) ?? 0, items: (await devices.lwm2m?.heldRequests(endpoint)) ?? [] };
     },
   );
 
@@ -198,7 +198,7 @@ export const lwm2mRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; devices: D
     },
     async (request) => {
       const endpoint = await domain.endpoints.get(request.scope, request.params.ref);
-      const registration = devices.lwm2m?.registrationOf(endpoint);
+      const registration = await devices.lwm2m?.registrationOf(endpoint);
       const objects = registration ? announcedObjects(registration) : {};
       return {
         registered: registration !== undefined,
@@ -216,7 +216,7 @@ export const lwm2mRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; devices: D
         }),
         objects: Object.entries(objects).map(([id, instances]) => ({ id: Number(id), name: devices.lwm2m?.objectName(endpoint, Number(id)), instances })),
         lastKnown: (await devices.lwm2m?.lastKnown(endpoint)) ?? [],
-        observations: devices.lwm2m?.observations(endpoint) ?? [],
+        observations: (await devices.lwm2m?.observations(endpoint)) ?? [],
       };
     },
   );
