@@ -83,7 +83,11 @@ export class DurableEventBus implements EventBus {
    */
   #saving: Promise<void> = Promise.resolve();
   #lastSeq = 0;
+  /** The highest seq handled: what a stop fills the gaps up to. */
+  #highestHandled = 0;
   #running = false;
+  /** While stopping: events up to this seq still run (they fill the gaps below the last one handled). */
+  #finishThrough: number | undefined;
   readonly #maxInMemory: number;
   /** Events waiting in memory (in `#waiting`). */
   #inMemory = 0;
@@ -119,7 +123,7 @@ export class DurableEventBus implements EventBus {
     this.#running = true;
     this.#deferred = [];
     // Everything accepted before the last stop (or crash) and not yet handled, as much as memory may hold.
-    this.#handledThrough = this.#savedThrough = this.#lastSeq = await this.#store.handledThrough();
+    this.#handledThrough = this.#savedThrough = this.#lastSeq = this.#highestHandled = await this.#store.handledThrough();
     const pending = await this.#store.pending(this.#lastSeq, this.#maxInMemory);
     if (pending.length > 0) this.#options.logger.info({ from: pending[0]?.seq }, 'resuming queued events');
     // Known before the first of them is handled, so that handling them reads back the rest.
@@ -145,6 +149,7 @@ export class DurableEventBus implements EventBus {
   async stop(): Promise<void> {
     this.#running = false;
     while (this.#active.size > 0) await Promise.all(this.#active.values());
+    await this.#finishGaps();
     await this.#committing;
     await this.#saving;
     await this.#saveCursor();
@@ -225,9 +230,35 @@ export class DurableEventBus implements EventBus {
     this.#pump();
   }
 
+  /**
+   * Partitions run in parallel, so at a stop some events after the cursor are handled already while earlier ones of
+   * a busier partition still wait. Those earlier ones run now, so the saved cursor passes every handled event and
+   * the next start (or, in a cluster, the node that takes the shards) runs none of them again. Events after the
+   * last one handled stay for the next start.
+   */
+  async #finishGaps(): Promise<void> {
+    const through = this.#highestHandled;
+    if (through <= this.#handledThrough) return;
+    this.#finishThrough = through;
+    try {
+      this.#ready.length = 0;
+      for (const [partition, waiting] of this.#waiting) if (waiting[0]!.seq <= through) this.#ready.push(partition);
+      this.#pump();
+      while (this.#active.size > 0) await Promise.all(this.#active.values());
+    } finally {
+      this.#finishThrough = undefined;
+    }
+  }
+
+  /** Whether the event may start now: always while running; while stopping, only to fill a gap. */
+  #mayRun(seq: number): boolean {
+    return this.#running || (this.#finishThrough !== undefined && seq <= this.#finishThrough);
+  }
+
   #pump(): void {
-    while (this.#running && this.#active.size < this.#options.parallelism && this.#ready.length > 0) {
+    while ((this.#running || this.#finishThrough !== undefined) && this.#active.size < this.#options.parallelism && this.#ready.length > 0) {
       const partition = this.#ready.shift()!;
+      if (!this.#mayRun(this.#waiting.get(partition)?.[0]?.seq ?? Infinity)) continue;
       const work = this.#drain(partition).finally(() => {
         this.#active.delete(partition);
         // More may have arrived while the last one was handled.
@@ -241,6 +272,7 @@ export class DurableEventBus implements EventBus {
   async #drain(partition: string): Promise<void> {
     for (;;) {
       const waiting = this.#waiting.get(partition);
+      if (waiting && !this.#mayRun(waiting[0]!.seq)) return;
       const next = waiting?.shift();
       if (!next) {
         this.#waiting.delete(partition);
@@ -257,7 +289,6 @@ export class DurableEventBus implements EventBus {
         }
       }
       this.#ack(next.seq);
-      if (!this.#running) return;
     }
   }
 
@@ -292,6 +323,7 @@ export class DurableEventBus implements EventBus {
 
   /** Handled events advance the cursor as far as every earlier one is handled too. */
   #ack(seq: number): void {
+    if (seq > this.#highestHandled) this.#highestHandled = seq;
     this.#handled.add(seq);
     while (this.#outstandingHead < this.#outstanding.length && this.#handled.has(this.#outstanding[this.#outstandingHead]!)) {
       const done = this.#outstanding[this.#outstandingHead++]!;

@@ -10,6 +10,8 @@ export interface RegistrationStore {
   all(): Promise<Registration[]>;
   /** One registration, by its id (a cluster node taking over a device another node registered). */
   get(id: string): Promise<Registration | undefined>;
+  /** The registration made from this address, if any (a cluster node taking over a device whose first message to it is a Send). */
+  atPeer(address: string, port: number): Promise<Registration | undefined>;
   /** A new registration: replaces any other of the same endpoint. */
   add(registration: Registration): Promise<void>;
   /** An Update (lifetime, binding, address, object links, time): one statement. */

@@ -264,8 +264,17 @@ export class Lwm2mServer implements DeviceServer {
    */
   async #adopt(id: string): Promise<Registration | undefined> {
     if (id === '' || id.length > 64) return undefined;
-    const stored = await this.#options.registrations.get(id);
+    return this.#takeUp(await this.#options.registrations.get(id));
+  }
+
+  /** The same at a Send, whose registration is known by the address it comes from. */
+  async #adoptAt(peer: Peer): Promise<Registration | undefined> {
+    return this.#takeUp(await this.#options.registrations.atPeer(peer.address, peer.port));
+  }
+
+  #takeUp(stored: Registration | undefined): Registration | undefined {
     if (!stored || Date.now() > Date.parse(stored.updatedAt) + stored.lifetime * 1000) return undefined;
+    const id = stored.id;
     const held = this.#registrations.get(id);
     if (held) return held; // taken up meanwhile by another message of the device
     const older = this.#byEndpoint.get(stored.endpointId);
@@ -444,7 +453,8 @@ export class Lwm2mServer implements DeviceServer {
 
   /** LwM2M 1.1 Send (`/dp`, Core 6.4.4): the device pushes values; they become an `lwm2m-data` event. */
   async #sendOperation(request: CoapMessage, peer: Peer, via: 'udp' | 'dtls'): Promise<CoapResponse> {
-    const registration = this.#registrationAt(peer);
+    const held = this.#registrationAt(peer);
+    const registration = held ?? (await this.#adoptAt(peer));
     if (!registration) return { code: '4.04', payload: 'register first' };
     if (!this.#sameChannel(registration, peer, via)) return { code: '4.03' };
     const format = contentFormat(request);
@@ -459,7 +469,9 @@ export class Lwm2mServer implements DeviceServer {
     }
     const endpoint = await this.#endpointOf(registration);
     if (!endpoint) return { code: '4.04' };
-    await this.#options.presence.seen(endpoint, registration.lifetime);
+    // Taken up here: this node now records that it hears the device (calls to it are routed here).
+    if (held) await this.#options.presence.seen(endpoint, registration.lifetime);
+    else await this.#options.presence.heard(endpoint, { protocol: 'lwm2m', remoteAddr: formatPeer(peer), lifetimeSeconds: registration.lifetime });
     this.#heard(registration);
     const heardAt = performance.now();
     setImmediate(() => this.#wake(registration, heardAt));

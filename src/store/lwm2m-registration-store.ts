@@ -36,6 +36,11 @@ export class SqlRegistrationStore implements RegistrationStore {
     return row && fromRow(row);
   }
 
+  async atPeer(address: string, port: number): Promise<Registration | undefined> {
+    const row = await this.#db.selectFrom('lwm2m_registrations').selectAll().where('peer_address', '=', address).where('peer_port', '=', port).orderBy('updated_at', 'desc').executeTakeFirst();
+    return row && fromRow(row);
+  }
+
   async add(registration: Registration): Promise<void> {
     const row = toRow(registration);
     const values = COLUMNS.map((column) => row[column]);

@@ -145,7 +145,8 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
     await sleep(3000);
     stop = true;
     await Promise.all([...publishers, ...posters, ...senders, ...udpSenders]);
-    t.diagnostic(`accepted ${accepted.length} events (${beforeKill} before the kill)`);
+    const kinds = (prefix: string) => accepted.filter((mark) => mark.startsWith(prefix)).length;
+    t.diagnostic(`accepted ${accepted.length} events (${beforeKill} before the kill): HTTP ${kinds('h:')}, MQTT ${kinds('m:')}, LwM2M Send ${kinds('l:')}`);
 
     // The survivors take the dead node's shards once its leases expire (10 s) and run its backlog.
     const redis = new Redis(TEST_REDIS_URL);

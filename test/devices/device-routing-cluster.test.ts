@@ -141,6 +141,32 @@ describe('device calls routed to the node the device talks to (PostgreSQL + Redi
     assert.match((await runOn(nodeA, b, `lwm2m.read('${tracker.id as string}', '/3/0/0');`)).error ?? '', /IOTB_ENDPOINT_NOT_FOUND/);
   });
 
+  it('an LwM2M device whose first message to node A is a Send is taken up there (2.04, not "register first"); calls then go to A', async () => {
+    await createEndpoint(nodeA, a.token, { key: 'sender', serviceId: lwm2mService });
+    const device = new SimulatedClient({ server: { address: '127.0.0.1', port: nodeB.ports.coap! }, endpointName: 'sender', transmission: { ackTimeout: 500, maxRetransmit: 2 } });
+    await device.start();
+    closers.push(() => device.stop());
+    assert.equal(await device.register(), '2.01');
+    const registered = (await nodeB.request('GET', '/endpoints/k.sender/lwm2m/objects', { token: a.token })).body.registration;
+    // The load balancer now sends its datagrams to node A, and the first of them is a Send.
+    device.useServer({ address: '127.0.0.1', port: nodeA.ports.coap! });
+    await device.changeValue('/3303/0/5700', 30.5);
+    assert.equal(await device.send(['/3303/0/5700']), '2.04');
+    const sender = (await nodeA.request('GET', '/endpoints/k.sender', { token: a.token })).body;
+    const [data] = await eventsArrive(nodeA, a.token, ['lwm2m-data'], 1, sender.id as string);
+    assert.deepEqual((data!.data as { values: { path: string; value: unknown }[] }).values.map((v) => [v.path, v.value]), [['/3303/0/5700', 30.5]]);
+    // Node B's API reaches it through node A, which now holds the same registration.
+    const objects = await nodeB.request('GET', '/endpoints/k.sender/lwm2m/objects', { token: a.token });
+    assert.equal(objects.body.registration.id, registered.id);
+    const read = await nodeB.request('POST', '/endpoints/k.sender/lwm2m/read', { token: a.token, body: { path: '/3303/0/5700', timeout: 3000 } });
+    assert.equal(read.body.code, '2.05', JSON.stringify(read.body));
+    // A Send from an address no registration has is still refused.
+    const stranger = new SimulatedClient({ server: { address: '127.0.0.1', port: nodeA.ports.coap! }, endpointName: 'stranger', transmission: { ackTimeout: 500, maxRetransmit: 1 } });
+    await stranger.start();
+    closers.push(() => stranger.stop());
+    assert.equal(await stranger.send(['/3303/0/5700']), '4.04');
+  });
+
   it('forged calls on the Redis channel between nodes are refused and harm nothing: unreadable bytes, an unknown channel, a method not served', async () => {
     const nodeBId = ((await nodeB.request('GET', '/ready')).body as { node: string }).node;
     const probe = new Redis(TEST_REDIS_URL);

@@ -109,6 +109,7 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       if ((await db.introspection.getTables()).some((table) => table.name === 'endpoints' && table.columns.some((column) => column.name === 'heard_node'))) {
         await db.schema.alterTable('endpoints').dropColumn('heard_node').execute();
       }
+      await db.schema.dropIndex('lwm2m_registrations_peer').ifExists().execute();
     },
   ],
 ];
