@@ -348,6 +348,7 @@ export class CoapEndpoint {
 
   #handler: RequestHandler | undefined;
   #pingHandler: ((peer: Peer) => void) | undefined;
+  #strayNotificationHandler: ((token: string, peer: Peer) => Promise<boolean>) | undefined;
   #running = false;
   #housekeeping: NodeJS.Timeout | undefined;
   #slowCheck: NodeJS.Timeout | undefined;
@@ -448,6 +449,16 @@ export class CoapEndpoint {
   /** Called for each CoAP ping (empty CON, answered with RST, RFC 7252 4.3): a sign of life for keep-alive. */
   onPing(handler: (peer: Peer) => void): void {
     this.#pingHandler = handler;
+  }
+
+  /**
+   * Asked before a notification (a response with Observe) whose token no observation here has is rejected: it may
+   * belong to an observation this endpoint should take up (a cluster node taking over another node's device).
+   * Resolving true means an observation with that token from that peer exists now; the notification is then
+   * acknowledged and delivered to it. Otherwise it is rejected with RST as usual.
+   */
+  onStrayNotification(handler: (token: string, peer: Peer) => Promise<boolean>): void {
+    this.#strayNotificationHandler = handler;
   }
 
   stats(): CoapStats & CoapTableSizes {
@@ -960,7 +971,12 @@ export class CoapEndpoint {
 
   /** A separate response or a notification (CON or NON carrying a response code). */
   #onResponse(message: CoapMessage, peer: Peer, key: string, seen: SeenMessage, now: number): void {
-    const entry = this.#tokens.get(message.token.toString('hex'));
+    const token = message.token.toString('hex');
+    const entry = this.#tokens.get(token);
+    if (entry === undefined && this.#strayNotificationHandler !== undefined && message.token.length > 0 && observe(message) !== undefined && checkOptions(message.options).ok) {
+      this.#takeUpNotification(this.#strayNotificationHandler, token, message, peer, key, seen);
+      return;
+    }
     // RFC 7252 9.1.1: over DTLS a response matches by security association, which may have moved (Connection ID).
     if (entry?.kind === 'observation' && entry.key !== key && this.#transport.sameAssociation?.(entry.peer, peer) === true) {
       entry.peer = peer;
@@ -981,6 +997,30 @@ export class CoapEndpoint {
     this.#markVerified(key);
     if (entry.kind === 'exchange') entry.settle(message);
     else this.#onNotification(entry, message, now);
+  }
+
+  /** A notification nobody here waits for: asks whether its observation can be taken up, then handles or rejects it. */
+  #takeUpNotification(handler: (token: string, peer: Peer) => Promise<boolean>, token: string, message: CoapMessage, peer: Peer, key: string, seen: SeenMessage): void {
+    const reject = (): void => {
+      seen.reply = encodeMessage(emptyMessage('RST', message.messageId));
+      this.#stats.rejected++;
+      this.#send(seen.reply, peer);
+    };
+    handler(token, peer)
+      .then((takenUp) => {
+        const entry = this.#tokens.get(token);
+        if (!takenUp || entry?.kind !== 'observation' || entry.key !== key) return reject();
+        if (message.type === 'CON') {
+          seen.reply = encodeMessage(emptyMessage('ACK', message.messageId));
+          this.#send(seen.reply, peer);
+        }
+        this.#markVerified(key);
+        this.#onNotification(entry, message, Date.now());
+      })
+      .catch((error: unknown) => {
+        this.#logger?.warn({ err: error, peer: formatPeer(peer) }, 'a notification for an unknown observation could not be looked up');
+        reject();
+      });
   }
 
   #onNotification(observation: ClientObservation, message: CoapMessage, now: number): void {

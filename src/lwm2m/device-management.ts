@@ -61,6 +61,8 @@ export class DeviceManagement implements Lwm2mChannel {
   readonly #observations = new ObservationTable();
   /** Active observations as stored, for a restart. */
   readonly #observationStore: ObservationStore;
+  /** Registrations taken up from the store whose observations are being resumed, by id. */
+  readonly #adopting = new Map<string, Promise<unknown>>();
   /** In-process listeners to every value a device notified or answered to an observe (FOTA follows /5/0/3 with it). */
   readonly #valueListeners: ((endpoint: Endpoint, values: readonly JsonRecord[]) => void)[] = [];
   /** The format that last worked with each endpoint, by payload kind; forgotten at a new registration. */
@@ -95,10 +97,22 @@ export class DeviceManagement implements Lwm2mChannel {
     this.#server.onAwake((registration, heardAt) => void this.#queue.drain(registration.endpointId, heardAt));
     // A registration another node made: its observations go on here.
     this.#server.onAdopted((registration) => {
-      this.#observationStore
+      const resuming = this.#observationStore
         .ofRegistration(registration.id)
         .then((stored) => this.#resumeObservations(stored))
-        .catch((error: unknown) => this.#logger.warn({ err: error, registrationId: registration.id }, 'could not take up stored LwM2M observations'));
+        .catch((error: unknown) => this.#logger.warn({ err: error, registrationId: registration.id }, 'could not take up stored LwM2M observations'))
+        .finally(() => this.#adopting.delete(registration.id));
+      this.#adopting.set(registration.id, resuming);
+    });
+    // A notification for an observation another node made: its registration and observations go on here.
+    this.#server.onStrayNotification(async (token, peer) => {
+      if (!/^[0-9a-f]{2,16}$/.test(token)) return false;
+      const stored = await this.#observationStore.get(token);
+      const registration = stored && (await this.#server.takeUpFor(stored.registrationId, peer));
+      if (!stored || !registration) return false;
+      await this.#adopting.get(registration.id);
+      if (!this.#observations.list(stored.endpointId).some((entry) => entry.token === token)) await this.#resume(stored);
+      return this.#observations.list(stored.endpointId).some((entry) => entry.token === token);
     });
     this.#server.onRegistrationEnd((endpointId) => {
       if (this.#observations.dropEndpoint(endpointId).length === 0) return;

@@ -20,6 +20,8 @@ export interface ObservationStore {
   all(): Promise<StoredObservation[]>;
   /** The observations of one registration (a cluster node taking over a device another node registered). */
   ofRegistration(registrationId: string): Promise<StoredObservation[]>;
+  /** One observation by its token (a cluster node that hears a notification for an observation another node made). */
+  get(token: string): Promise<StoredObservation | undefined>;
   add(observation: StoredObservation): Promise<void>;
   remove(token: string): Promise<void>;
   /** The device's registration ended: its observations with it. */

@@ -252,6 +252,30 @@ export class Lwm2mServer implements DeviceServer {
    * Calls `listener(endpointId)` when a device's registration ends: a new Register (which replaces the old
    * one) or a De-register. Observations end with the registration (Core 6.4.1).
    */
+  /**
+   * A notification reached this node for an observation it does not hold (see CoapEndpoint.onStrayNotification):
+   * `handler` says whether it now holds it. Device management takes the observation up (takeUpFor below).
+   */
+  onStrayNotification(handler: (token: string, peer: Peer) => Promise<boolean>): void {
+    this.#coap.onStrayNotification(handler);
+    this.#coaps?.onStrayNotification(handler);
+  }
+
+  /**
+   * The registration `id` for a message from `peer`, taken up from the store when another node made it (a
+   * notification that reaches this node first); undefined when it is not live or was made from another address.
+   */
+  async takeUpFor(id: string, peer: Peer): Promise<Registration | undefined> {
+    const held = this.#registrations.get(id);
+    const found = held ?? (await this.#options.registrations.get(id));
+    if (!found || found.peer.address !== peer.address || found.peer.port !== peer.port) return undefined;
+    if (held) return held;
+    const registration = this.#takeUp(found);
+    const endpoint = registration && (await this.#endpointOf(registration));
+    if (endpoint) await this.#options.presence.heard(endpoint, { protocol: 'lwm2m', remoteAddr: formatPeer(peer), lifetimeSeconds: registration.lifetime });
+    return registration;
+  }
+
   /** A registration another node made (or this node before it knew) was taken up here at the device's message. */
   onAdopted(listener: (registration: Registration) => void): void {
     this.#adopted.push(listener);

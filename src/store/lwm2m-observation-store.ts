@@ -18,6 +18,11 @@ export class SqlObservationStore implements ObservationStore {
     return (await this.#db.selectFrom('lwm2m_observations').selectAll().where('registration_id', '=', registrationId).execute()).map(fromRow);
   }
 
+  async get(token: string): Promise<StoredObservation | undefined> {
+    const row = await this.#db.selectFrom('lwm2m_observations').selectAll().where('token', '=', token).executeTakeFirst();
+    return row && fromRow(row);
+  }
+
   async add(observation: StoredObservation): Promise<void> {
     const row = {
       token: observation.token,

@@ -1,13 +1,16 @@
 // Issue 22, LwM2M across nodes: two nodes (spawned processes) on one PostgreSQL database and one Redis. A device
 // registers with node 2 after node 1 started (node 1 never heard of it); node 2 is killed with kill -9 and the
 // load balancer sends the device's datagrams to node 1. Its next Update is answered 2.04 (no new registration),
-// its observation is taken up, and it is read and written through node 1. A made-up registration id is 4.04.
+// its observation is taken up, and it is read and written through node 1. Another device, behind a UDP balancer,
+// sends a notification first after the kill: node 1 takes its registration and observation up at that
+// notification. A made-up registration id is 4.04.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
 import { clusterSettled } from '../helpers/cluster.js';
 import { CrashTestStorage } from '../helpers/crash-storage.js';
-import { FuzzService, fuzzAccount, fuzzEndpoint, fuzzService } from '../helpers/fuzz.js';
+import { eventSeen, FuzzService, fuzzAccount, fuzzEndpoint, fuzzService } from '../helpers/fuzz.js';
+import { UdpBalancer } from '../helpers/udp-balancer.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
 import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
 
@@ -47,8 +50,24 @@ describe('LwM2M devices taken over by another node (PostgreSQL + Redis)', { skip
     const observed = await victim.request('POST', '/endpoints/k.roamer/lwm2m/observe', { token, body: { path: '/3303/0/5700', timeout: 3000 } });
     assert.equal(observed.json.observing, true, observed.text);
     const registered = (await victim.request('GET', '/endpoints/k.roamer/lwm2m/objects', { token })).json.registration;
+    // A device behind a UDP balancer (source-address affinity) whose first message after the kill is a notification.
+    const listenerId = await fuzzEndpoint(survivor, token, { key: 'listener', serviceId });
+    const balancer = await UdpBalancer.start(victim.ports.coap!);
+    const listener = new SimulatedClient({ server: { address: '127.0.0.1', port: balancer.port }, endpointName: 'listener', transmission: { ackTimeout: 500, maxRetransmit: 2 } });
+    await listener.start();
+    clients.push(listener);
+    assert.equal(await listener.register(), '2.01');
+    const watched = await survivor.request('POST', '/endpoints/k.listener/lwm2m/observe', { token, body: { path: '/3303/0/5700', timeout: 3000 } });
+    assert.equal(watched.json.observing, true, watched.text);
 
     await CrashTestStorage.kill(victim);
+    balancer.use(survivor.ports.coap!);
+    assert.equal(await listener.changeValue('/3303/0/5700', 33.5), 1, 'the notification goes to the node the balancer now sends to');
+    await eventSeen(survivor, token, listenerId, 'lwm2m-data', (data: { token?: string; values?: { value: unknown }[] }) => data.token === watched.json.token && data.values?.[0]?.value === 33.5);
+    const listening = (await survivor.request('GET', '/endpoints/k.listener/lwm2m/objects', { token })).json;
+    assert.deepEqual(listening.observations.map((o: { token: string }) => o.token), [watched.json.token], 'its observation goes on there');
+    assert.equal((await survivor.request('POST', '/endpoints/k.listener/lwm2m/read', { token, body: { path: '/3/0/9', timeout: 3000 } })).json.code, '2.05');
+    balancer.close();
     // The load balancer now sends the device's datagrams to the survivor; the device keeps its socket.
     device.useServer({ address: '127.0.0.1', port: survivor.ports.coap! });
     assert.equal(await device.update(), '2.04', 'the registration is taken up, not refused');
