@@ -268,7 +268,7 @@ export class IotBridge {
       account: { messagesPerSecond: config.accountSendRate, bytesPerSecond: config.accountSendBytes },
     });
     const ports: Record<string, number> = {};
-    const cluster = mqttEmitters && notices ? { mqtt: { emitterFor: (serviceId: string) => mqttEmitters.forService(serviceId), notices } } : undefined;
+    const cluster = mqttEmitters && notices ? { mqtt: { emitterFor: (serviceId: string) => mqttEmitters.forService(serviceId), notices }, lwm2m: { node: config.nodeId, notices } } : undefined;
     this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, stores: sql.devices, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports, cluster });
     // A cluster's device calls run on the node that heard the device ("Routing device calls").
     const nodeCalls = clustered ? await RedisNodeCalls.open(redis, config.nodeId, logger) : undefined;

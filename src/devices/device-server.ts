@@ -1,3 +1,4 @@
+import type { Lwm2mCluster } from '../lwm2m/lwm2m-cluster.js';
 import type { MqttCluster } from '../mqtt/mqtt-cluster.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -75,7 +76,7 @@ export interface DeviceServerContext {
   /** HTTP to addresses tenants configured (a LoRa network server): public ones, and those the operator allows. */
   readonly outbound: OutboundHttp;
   /** Cluster mode only: what each protocol shares with the other nodes (docs/cluster.md). */
-  readonly cluster?: { readonly mqtt: MqttCluster } | undefined;
+  readonly cluster?: { readonly mqtt: MqttCluster; readonly lwm2m: Lwm2mCluster } | undefined;
   /** The ports the service listens on by name (`http`, `coap`, `coaps`, …), filled in as servers start. */
   readonly ports: Readonly<Record<string, number>>;
 }

@@ -12,9 +12,10 @@ export interface ChangeNotices {
 
 /**
  * What changed: an account's triggers, a service, a revoked token; an MQTT service's persistent session's
- * subscriptions (key "<serviceId> <clientId>") or retained message (key "<serviceId> <topic>").
+ * subscriptions (key "<serviceId> <clientId>") or retained message (key "<serviceId> <topic>"); an LwM2M device
+ * registered with or taken up by another node (key: its endpoint id).
  */
-export type ChangeTopic = 'triggers' | 'services' | 'tokens' | 'mqtt-subscriptions' | 'mqtt-retained';
+export type ChangeTopic = 'triggers' | 'services' | 'tokens' | 'mqtt-subscriptions' | 'mqtt-retained' | 'lwm2m-registrations';
 
 /** Connects the domain's caches to the other nodes: local changes are published, theirs are forgotten here. */
 export interface SharedCaches {

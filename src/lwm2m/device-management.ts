@@ -93,12 +93,24 @@ export class DeviceManagement implements Lwm2mChannel {
     this.#server.onRegistered((registration) => {
       this.#queue.purge(registration.endpointId);
       this.#workedFormats.delete(registration.endpointId);
+      if (!this.#server.clustered) return;
+      // In a cluster its held requests may have been made on another node: taken up from the store, and those the
+      // new registration ends (all but proxy_send's) end here too.
+      void this.#held
+        .takeUp(registration.endpointId, registration.accountId, { newRegistration: true })
+        .catch((error: unknown) => this.#logger.warn({ err: error, endpointId: registration.endpointId }, 'could not take up held LwM2M requests'));
+    });
+    // Another node registered or took up the device: its observations and waiting requests are that node's now.
+    this.#server.onReleased((endpointId) => {
+      this.#observations.dropEndpoint(endpointId);
+      this.#queue.release(endpointId);
     });
     this.#server.onAwake((registration, heardAt) => void this.#queue.drain(registration.endpointId, heardAt));
     // A registration another node made: its observations go on here.
     this.#server.onAdopted((registration) => {
-      const resuming = this.#observationStore
-        .ofRegistration(registration.id)
+      const resuming = this.#held
+        .takeUp(registration.endpointId, registration.accountId)
+        .then(() => this.#observationStore.ofRegistration(registration.id))
         .then((stored) => this.#resumeObservations(stored))
         .catch((error: unknown) => this.#logger.warn({ err: error, registrationId: registration.id }, 'could not take up stored LwM2M observations'))
         .finally(() => this.#adopting.delete(registration.id));
@@ -207,8 +219,16 @@ export class DeviceManagement implements Lwm2mChannel {
 
   /** Takes up, after a restart, the observations and held requests stored before it (registrations first). */
   async resume(): Promise<void> {
-    await this.#resumeObservations(await this.#observationStore.all());
-    await this.#held.resume();
+    if (!this.#server.clustered) {
+      await this.#resumeObservations(await this.#observationStore.all());
+      await this.#held.resume();
+      return;
+    }
+    // A cluster node: only what belongs to the registrations it restored (the devices it heard last). The rest is
+    // another node's, or is taken up where the device's next message arrives; the store keeps it.
+    const held = (stored: { endpointId: string; registrationId: string }) => this.#server.registrationOf(stored.endpointId)?.id === stored.registrationId;
+    await this.#resumeObservations((await this.#observationStore.all()).filter(held));
+    await this.#held.resume((endpointId) => this.#server.registrationOf(endpointId) !== undefined);
   }
 
   /** Stops the timers of what waits (the process stops). */

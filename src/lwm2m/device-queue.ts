@@ -162,6 +162,20 @@ export class DeviceQueue {
     return entry;
   }
 
+  /**
+   * Another node of a cluster holds the device now: its waiting requests leave this node without ending (held ones
+   * stay in the store, where that node takes them up); callers waiting here are told it moved.
+   */
+  release(endpointId: string): void {
+    const device = this.#devices.get(endpointId);
+    if (!device) return;
+    this.#devices.delete(endpointId);
+    for (const entry of device.entries) {
+      clearTimeout(entry.timer);
+      if (!entry.held) entry.settle({ failed: new AppError('IOTB_LWM2M_NOT_REGISTERED', 'The device moved to another node of the cluster before it could be reached; call again') });
+    }
+  }
+
   /** The process stops: held requests stay in the store for the next start; waiting callers are told. */
   stop(): void {
     const devices = [...this.#devices.values()];

@@ -73,10 +73,14 @@ export class HeldRequests {
     return { id: held.id, queued: !sendsNow };
   }
 
-  /** Takes up what was held before a restart (after the registrations are back): expired ones end now. */
-  async resume(): Promise<number> {
+  /**
+   * Takes up what was held before a restart (after the registrations are back): expired ones end now. `mine`: only
+   * the devices it says (a cluster node takes up those it holds registrations for).
+   */
+  async resume(mine?: (endpointId: string) => boolean): Promise<number> {
     let resumed = 0;
     for (const held of await this.#deps.store.all()) {
+      if (mine && !mine(held.endpointId)) continue;
       const endpoint = await this.#deps.endpointById(held.accountId, held.endpointId);
       if (!endpoint) {
         await this.#deps.store.remove(held.id);
@@ -88,6 +92,26 @@ export class HeldRequests {
     }
     if (resumed > 0) this.#deps.logger.info({ requests: resumed }, 'LwM2M held requests resumed');
     return resumed;
+  }
+
+  /**
+   * Cluster mode: the device registered with or moved to this node; what was held for it on another node (in the
+   * store, not in memory here) waits here from now on, in order. `newRegistration`: the device registered anew, which
+   * ends the asynchronous requests held for its previous registration (purged), as in one process.
+   */
+  async takeUp(endpointId: string, accountId: string, options: { newRegistration?: boolean } = {}): Promise<number> {
+    const known = new Set(this.#deps.queue.list(endpointId).flatMap(({ held }) => (held ? [held.id] : [])));
+    const missing = (await this.#deps.store.ofEndpoint(endpointId)).filter((held) => !known.has(held.id));
+    if (missing.length === 0) return 0;
+    const endpoint = await this.#deps.endpointById(accountId, endpointId);
+    if (!endpoint) return 0;
+    for (const held of missing) {
+      if (options.newRegistration && held.kind === 'queued') void this.#settled(endpoint, held, { purged: new AppError('IOTB_LWM2M_QUEUE_PURGED') });
+      else this.#enqueue(endpoint, held, false);
+    }
+    this.#deps.logger.info({ endpointId, requests: missing.length }, 'LwM2M held requests taken up from the store');
+    void this.#deps.queue.drain(endpointId);
+    return missing.length;
   }
 
   /** What is held for the device, in order. */

@@ -55,6 +55,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     bootstrap: (request, peer, endpoint, service) => late.bootstrap!.handle(request, peer, endpoint, service),
     downloads: (request) => downloads.handle(request),
     registrations: stores.lwm2m.registrations,
+    cluster: context.cluster?.lwm2m,
     secure: dtls && { transport: dtls, port: config.coapsPort, sessionOf: (peer) => dtls.sessionOf(peer) },
     securityOf: (endpointId) => domain.security.of({ id: endpointId }),
   });

@@ -21,6 +21,8 @@ export interface HeldRequest {
 export interface DeviceQueueStore {
   /** Every held request, per device in the order they were made. */
   all(): Promise<HeldRequest[]>;
+  /** The device's held requests, in order (a cluster node the device registered with or moved to). */
+  ofEndpoint(endpointId: string): Promise<HeldRequest[]>;
   add(held: HeldRequest): Promise<void>;
   remove(id: string): Promise<void>;
 }

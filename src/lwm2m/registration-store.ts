@@ -6,8 +6,8 @@ import type { Registration } from './registration.js';
  * As Leshan's RegistrationStore beside its server.
  */
 export interface RegistrationStore {
-  /** Every stored registration, for the server's start. */
-  all(): Promise<Registration[]>;
+  /** Every stored registration, for the server's start; with `heardBy`, those of the devices that node heard last (cluster mode). */
+  all(heardBy?: string): Promise<Registration[]>;
   /** One registration, by its id (a cluster node taking over a device another node registered). */
   get(id: string): Promise<Registration | undefined>;
   /** The registration made from this address, if any (a cluster node taking over a device whose first message to it is a Send). */

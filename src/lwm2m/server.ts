@@ -21,6 +21,7 @@ import type { Transport } from '../coap/transport.js';
 import { certificateRefusal, trustAnchors } from '../dtls/trust.js';
 import type { DeviceServer } from '../devices/device-server.js';
 import type { DevicePresence } from '../devices/presence.js';
+import type { Lwm2mCluster } from './lwm2m-cluster.js';
 import type { Logs } from '../logs/logs.js';
 import type { SendGuard } from '../devices/send-guard.js';
 import { ThrottledLog } from '../devices/throttled-log.js';
@@ -77,6 +78,8 @@ export interface Lwm2mServerOptions {
   readonly coap?: ConstructorParameters<typeof CoapEndpoint>[0];
   /** Where registrations are kept across restarts; each change is written before the device hears the answer. */
   readonly registrations: RegistrationStore;
+  /** Cluster mode: this node restores only the registrations of devices it heard last, and lets go of a device another node takes. */
+  readonly cluster?: Lwm2mCluster | undefined;
 }
 
 /**
@@ -105,6 +108,7 @@ export class Lwm2mServer implements DeviceServer {
   readonly #listeners: { registered: ((r: Registration) => void)[]; awake: ((r: Registration, heardAt: number) => void)[] } = { registered: [], awake: [] };
   readonly #registrationEnded: ((endpointId: string) => void)[] = [];
   readonly #adopted: ((registration: Registration) => void)[] = [];
+  readonly #released: ((endpointId: string) => void)[] = [];
 
   constructor(options: Lwm2mServerOptions) {
     this.#options = options;
@@ -118,6 +122,7 @@ export class Lwm2mServer implements DeviceServer {
       this.#coaps.onRequest((request, peer) => this.#handle(request, peer, 'dtls'));
       this.#coaps.onPing((peer) => void this.#onPing(peer));
     }
+    options.cluster?.notices.listen('lwm2m-registrations', (endpointId) => this.#release(endpointId));
   }
 
   async start(): Promise<Record<string, number>> {
@@ -152,7 +157,8 @@ export class Lwm2mServer implements DeviceServer {
   /** Registrations stored before the last stop (or crash): those still within their lifetime are live again. */
   async #restore(): Promise<void> {
     const now = Date.now();
-    for (const registration of await this.#options.registrations.all()) {
+    // In a cluster, the devices this node heard last; the others are taken up where their next message arrives.
+    for (const registration of await this.#options.registrations.all(this.#options.cluster?.node)) {
       if (now > Date.parse(registration.updatedAt) + registration.lifetime * 1000) {
         await this.#options.registrations.remove(registration.id);
         continue;
@@ -307,8 +313,35 @@ export class Lwm2mServer implements DeviceServer {
     this.#remember(stored);
     this.#heardAt.set(stored.id, Date.now());
     this.#logger.info({ registrationId: id, endpointId: stored.endpointId }, 'LwM2M registration taken up from the store (another node made it)');
+    this.#options.cluster?.notices.publish('lwm2m-registrations', stored.endpointId);
     for (const listener of this.#adopted) listener(stored);
     return stored;
+  }
+
+  /** Another node registered or took up the device: what this node held for it is let go (memory only; the store stays). */
+  onReleased(listener: (endpointId: string) => void): void {
+    this.#released.push(listener);
+  }
+
+  #release(endpointId: string): void {
+    const id = this.#byEndpoint.get(endpointId);
+    const registration = id === undefined ? undefined : this.#registrations.get(id);
+    if (registration) {
+      this.#forget(registration);
+      this.#logger.info({ registrationId: registration.id, endpointId }, 'LwM2M registration now held by another node');
+    }
+    for (const listener of this.#released) {
+      try {
+        listener(endpointId);
+      } catch (error) {
+        this.#logger.error({ err: error, endpointId }, 'LwM2M release listener failed');
+      }
+    }
+  }
+
+  /** Cluster mode: whether what this node does not hold may be held by another (so the store keeps it). */
+  get clustered(): boolean {
+    return this.#options.cluster !== undefined;
   }
 
   onRegistrationEnd(listener: (endpointId: string) => void): void {
@@ -383,6 +416,7 @@ export class Lwm2mServer implements DeviceServer {
     await this.#options.registrations.add(registration);
     this.#remember(registration);
     this.#heard(registration);
+    this.#options.cluster?.notices.publish('lwm2m-registrations', registration.endpointId);
     for (const listener of this.#listeners.registered) listener(registration);
     await this.#options.presence.connected(endpoint, { protocol: 'lwm2m', remoteAddr: formatPeer(peer), lifetimeSeconds: params.lifetime }, {
       registrationId: registration.id,

@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { DeviceQueueStore, HeldRequest } from '../lwm2m/queue-store.js';
-import { fromJson, toJson, type Schema } from './schema.js';
+import { fromJson, toJson, type Lwm2mQueueTable, type Schema } from './schema.js';
 
 /** Held requests in the service's database (migration 0025): a write when one is made and when it ends. */
 export class SqlDeviceQueueStore implements DeviceQueueStore {
@@ -13,17 +13,11 @@ export class SqlDeviceQueueStore implements DeviceQueueStore {
   }
 
   async all(): Promise<HeldRequest[]> {
-    const rows = await this.#db.selectFrom('lwm2m_queue').selectAll().orderBy('endpoint_id').orderBy('seq').execute();
-    return rows.map((row) => ({
-      id: row.id,
-      accountId: row.account_id,
-      endpointId: row.endpoint_id,
-      kind: row.kind === 'proxy' ? 'proxy' : 'queued',
-      request: fromJson<HeldRequest['request']>(row.request),
-      context: fromJson<unknown>(row.context),
-      createdAt: Number(row.created_at),
-      expiresAt: Number(row.expires_at),
-    }));
+    return (await this.#db.selectFrom('lwm2m_queue').selectAll().orderBy('endpoint_id').orderBy('seq').execute()).map(toHeld);
+  }
+
+  async ofEndpoint(endpointId: string): Promise<HeldRequest[]> {
+    return (await this.#db.selectFrom('lwm2m_queue').selectAll().where('endpoint_id', '=', endpointId).orderBy('seq').execute()).map(toHeld);
   }
 
   async add(held: HeldRequest): Promise<void> {
@@ -47,4 +41,17 @@ export class SqlDeviceQueueStore implements DeviceQueueStore {
   async remove(id: string): Promise<void> {
     await this.#db.deleteFrom('lwm2m_queue').where('id', '=', id).execute();
   }
+}
+
+function toHeld(row: Selectable<Lwm2mQueueTable>): HeldRequest {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    endpointId: row.endpoint_id,
+    kind: row.kind === 'proxy' ? 'proxy' : 'queued',
+    request: fromJson<HeldRequest['request']>(row.request),
+    context: fromJson<unknown>(row.context),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+  };
 }

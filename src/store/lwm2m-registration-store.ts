@@ -26,8 +26,14 @@ export class SqlRegistrationStore implements RegistrationStore {
     this.#hot = hot;
   }
 
-  async all(): Promise<Registration[]> {
-    const rows = await this.#db.selectFrom('lwm2m_registrations').selectAll().execute();
+  async all(heardBy?: string): Promise<Registration[]> {
+    if (heardBy === undefined) return (await this.#db.selectFrom('lwm2m_registrations').selectAll().execute()).map(fromRow);
+    const rows = await this.#db
+      .selectFrom('lwm2m_registrations as r')
+      .innerJoin('endpoints as e', 'e.id', 'r.endpoint_id')
+      .selectAll('r')
+      .where('e.heard_node', '=', heardBy)
+      .execute();
     return rows.map(fromRow);
   }
 

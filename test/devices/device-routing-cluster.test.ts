@@ -167,6 +167,26 @@ describe('device calls routed to the node the device talks to (PostgreSQL + Redi
     assert.equal(await stranger.send(['/3303/0/5700']), '4.04');
   });
 
+  it('a request held for a device on node B goes with the device to node A: delivered there once, and B lets go of it', async () => {
+    const mover = await createEndpoint(nodeA, a.token, { key: 'mover', serviceId: lwm2mService });
+    const device = new SimulatedClient({ server: { address: '127.0.0.1', port: nodeB.ports.coap! }, endpointName: 'mover', transmission: { ackTimeout: 500, maxRetransmit: 2 } });
+    await device.start();
+    closers.push(() => device.stop());
+    assert.equal(await device.register(), '2.01');
+    // Held on node B (where the device is), for at most 4 s, until the device's next update.
+    const held = await nodeA.request('POST', '/endpoints/k.mover/lwm2m/write', { token: a.token, body: { path: '/3/0/14', value: '+03:00', context: { job: 'tz' }, directToQueue: true, queueTimeout: 4000 } });
+    assert.equal(held.status, 202, JSON.stringify(held.body));
+    assert.equal((await nodeA.request('GET', '/endpoints/k.mover/lwm2m/queue', { token: a.token })).body.items.length, 1, 'held where the device is');
+    // The load balancer moves the device to node A: its Update there takes the registration and the request up.
+    device.useServer({ address: '127.0.0.1', port: nodeA.ports.coap! });
+    assert.equal(await device.update(), '2.04');
+    await waitFor(async () => (device.values.get('/3/0/14')?.value === '+03:00' ? true : undefined), 'the write delivered by node A');
+    await sleep(4500); // past the request's time in the queue: node B must not end it as expired
+    const results = (await nodeA.request('GET', `/history?type=lwm2m-result&endpoint=${mover.id as string}&limit=50`, { token: a.token })).body.items as { data: { id: string; outcome?: string; intermediate?: boolean } }[];
+    assert.deepEqual(results.filter((event) => event.data.id === held.body.id && !event.data.intermediate).map((event) => event.data.outcome), ['delivered'], 'once, and never expired by node B');
+    assert.equal((await nodeB.request('GET', '/endpoints/k.mover/lwm2m/queue', { token: a.token })).body.items.length, 0);
+  });
+
   it('forged calls on the Redis channel between nodes are refused and harm nothing: unreadable bytes, an unknown channel, a method not served', async () => {
     const nodeBId = ((await nodeB.request('GET', '/ready')).body as { node: string }).node;
     const probe = new Redis(TEST_REDIS_URL);

@@ -1,0 +1,9 @@
+import type { ChangeNotices } from '../domain/change-notices.js';
+
+/** What the LwM2M server of a cluster node shares with the others (docs/cluster.md, "LwM2M"); built in app.ts. */
+export interface Lwm2mCluster {
+  /** This node's id: the registrations it restores at start are those of the devices it heard last. */
+  readonly node: string;
+  /** A device registered with or taken up by another node: this node lets go of what it held for it. */
+  readonly notices: ChangeNotices;
+}
