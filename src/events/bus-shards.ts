@@ -39,6 +39,8 @@ export interface BusShardStore {
   shards(): Promise<ShardState[]>;
   /** The newest accepted seq (0: none). */
   head(): Promise<number>;
+  /** Events of every shard after `afterSeq`, oldest first (the cluster-wide feed of event streams). */
+  after(afterSeq: number, limit: number): Promise<StoredEvent[]>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { BusNotifier, BusShardStore } from './bus-shards.js';
+import { ClusterFeed } from './cluster-feed.js';
 import { DurableEventBus, type AcceptedListener, type EventBus, type EventConsumer } from './event-bus.js';
 import type { Event } from './event.js';
 import type { EventQueue, StoredEvent } from './event-store.js';
@@ -47,6 +48,8 @@ export class ClusterEventBus implements EventBus {
   /** Accepts and tells local listeners; never started, so it dispatches nothing itself. */
   readonly #acceptor: DurableEventBus;
   readonly #consumers: EventConsumer[] = [];
+  /** Every node's accepted events, for event streams. */
+  readonly #feed: ClusterFeed;
   /** Held shards and the cursor each was taken at. */
   #held = new Map<number, number>();
   #handler: DurableEventBus | undefined;
@@ -65,8 +68,10 @@ export class ClusterEventBus implements EventBus {
     this.#leaseMs = options.leaseMs ?? 10_000;
     this.#acceptor = new DurableEventBus({ ...NO_QUEUE, accept: (events) => options.shards.queue.accept(events) }, { parallelism: 1, logger: options.logger });
     this.#acceptor.watch((stored) => this.#accepted(stored));
+    this.#feed = new ClusterFeed(options.shards, options.logger);
     options.notifier.listen((shards) => {
       if (shards.some((shard) => this.#held.has(shard))) this.#handler?.catchUp();
+      this.#feed.poke();
     });
   }
 
@@ -90,13 +95,20 @@ export class ClusterEventBus implements EventBus {
     return this.#acceptor.watch(listener);
   }
 
+  watchAll(listener: AcceptedListener): { ready: Promise<void>; stop: () => void } {
+    return this.#feed.watch(listener);
+  }
+
   async start(): Promise<void> {
     this.#running = true;
     await this.#beat();
     await this.#rebalancing;
     const every = (ms: number, run: () => void) => this.#timers.push(setInterval(run, ms).unref());
     every(this.#heartbeatMs, () => void this.#beat());
-    every(this.#options.pollMs ?? 1000, () => this.#handler?.catchUp());
+    every(this.#options.pollMs ?? 1000, () => {
+      this.#handler?.catchUp();
+      this.#feed.poke();
+    });
   }
 
   async stop(): Promise<void> {
@@ -211,6 +223,7 @@ export class ClusterEventBus implements EventBus {
     for (const { event } of stored) touched.add(shardOf(event));
     if ([...touched].some((shard) => this.#held.has(shard))) this.#handler?.catchUp();
     this.#options.notifier.notify([...touched]);
+    this.#feed.poke();
   }
 }
 

@@ -23,6 +23,11 @@ export interface EventBus {
    * Unlike a consumer, a listener is not waited for, and sees events only once (not again after a restart).
    */
   watch(listener: AcceptedListener): () => void;
+  /**
+   * Cluster mode: listens to the events every node accepts, in seq order; `ready` resolves once events from now on
+   * will be delivered. Absent in one process, where `watch` sees every event.
+   */
+  watchAll?(listener: AcceptedListener): { ready: Promise<void>; stop: () => void };
   start(): Promise<void>;
   /** Stops dispatching and waits for events being handled; what is still queued is handled after the next start. */
   stop(): Promise<void>;

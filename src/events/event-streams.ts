@@ -59,8 +59,8 @@ export type StreamEnd = 'overflow' | 'closed';
  * trigger handles them and whatever the trigger backlog. Each stream is one client's: bounded (its events wait
  * in a queue of at most `queueBytes`; a client that falls further behind is cut off) and counted (per account
  * and per process). A stream sees only the events of the account it was opened in: not its sub-accounts', as
- * `GET /history`. Events published by other processes sharing a PostgreSQL database are not seen (one process
- * consumes the bus, see DurableEventBus).
+ * `GET /history`. In a cluster a stream sees the events every node accepts (`EventBus.watchAll`), read while
+ * streams are open on this node.
  */
 export class EventStreams {
   readonly #store: EventStore;
@@ -69,12 +69,16 @@ export class EventStreams {
   /** Open streams by account, listening or still being set up. */
   readonly #open = new Map<string, Set<EventStream>>();
   #count = 0;
+  /** Cluster mode: every node's events, listened to while streams are open here. */
+  readonly #watchAll: EventBus['watchAll'];
+  #feed: { ready: Promise<void>; stop: () => void } | undefined;
 
   constructor(bus: EventBus, store: EventStore, endpoints: Endpoints, options: EventStreamsOptions) {
     this.#store = store;
     this.#endpoints = endpoints;
     this.#options = options;
-    bus.watch((events) => this.#accepted(events));
+    this.#watchAll = bus.watchAll?.bind(bus);
+    if (!this.#watchAll) bus.watch((events) => this.#accepted(events));
   }
 
   /** Open streams and the bytes of events waiting in their queues (diagnostics, tests). */
@@ -101,6 +105,10 @@ export class EventStreams {
     else this.#open.set(accountId, new Set([stream]));
     this.#count++;
     try {
+      if (this.#watchAll) {
+        this.#feed ??= this.#watchAll((events) => this.#accepted(events));
+        await this.#feed.ready;
+      }
       const endpointIds = request.endpoints && [...new Set(await Promise.all(request.endpoints.map(async (ref) => (await this.#endpoints.get(scope, ref)).id)))];
       const query: StreamQuery = { types: request.types, endpointIds };
       let sinceSeq: number | undefined;
@@ -127,6 +135,10 @@ export class EventStreams {
     if (!streams?.delete(stream)) return;
     this.#count--;
     if (streams.size === 0) this.#open.delete(stream.accountId);
+    if (this.#count === 0) {
+      this.#feed?.stop();
+      this.#feed = undefined;
+    }
   }
 
   #accepted(events: readonly StoredEvent[]): void {

@@ -100,6 +100,11 @@ export class PgBusShardStore implements BusShardStore {
     });
   }
 
+  async after(afterSeq: number, limit: number): Promise<StoredEvent[]> {
+    const rows = await this.#db.selectFrom('events').selectAll().where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
+    return rows.map(toStored);
+  }
+
   async head(): Promise<number> {
     const row = await this.#db.selectFrom('events').select((eb) => eb.fn.max('seq').as('head')).executeTakeFirst();
     return Number(row?.head ?? 0);

@@ -5,10 +5,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterSettled } from '../helpers/cluster.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
 import { runScript } from '../helpers/scripts.js';
+import { SseClient } from '../helpers/sse.js';
 import { DIALECTS, startService, throwAwayPostgres, type TestService } from '../helpers/service.js';
 
 const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
@@ -73,6 +75,23 @@ describe('shared script state across two nodes (PostgreSQL + Redis)', { skip }, 
     const answers = [];
     for (const node of [nodeA, nodeB, nodeA, nodeB]) answers.push(...(await runScript(node, account.token, limited)).logs);
     assert.deepEqual(answers, ['true', 'true', 'true', 'false'], 'the fourth call in the hour is refused, whichever node');
+  });
+
+  it('an event stream on node A shows the events posted on node B, in order, and none of another account', async () => {
+    const client = await SseClient.open(`${nodeA.baseUrl}/events/stream?type=feed`, { authorization: `Bearer ${account.token}` });
+    assert.ok(client instanceof SseClient);
+    const posted: string[] = [];
+    for (let n = 0; n < 5; n++) {
+      const node = n % 2 === 0 ? nodeB : nodeA;
+      const answer = await node.request('POST', '/events', { token: account.token, body: { type: 'feed', data: { n } } });
+      assert.equal(answer.status, 202);
+      posted.push(answer.body.id as string);
+    }
+    assert.equal((await nodeB.request('POST', '/events', { token: other.token, body: { type: 'feed', data: { n: 99 } } })).status, 202);
+    await client.until((c) => c.events.length >= 5, 'the five events');
+    await sleep(300);
+    assert.deepEqual(client.events.map((event: { id: string }) => event.id), posted, 'each once, in order, from both nodes');
+    // The stream ends when node A stops (SseClient has no close).
   });
 
   it("another account reads none of it, on either node", async () => {
