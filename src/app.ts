@@ -215,6 +215,8 @@ export class IotBridge {
     const oidc = await createOidcSignIn(config, { domain, store: sql.oidc, rootAccountId, logger });
     const internalCalls = new InternalCalls();
     const presence = new DevicePresence(domain, stores.endpoints, bus, { logger, gate: superAdmin, node: clustered ? config.nodeId : undefined });
+    // A node that died took its devices' connections with it: they are disconnected once, by a survivor.
+    if (bus instanceof ClusterEventBus) bus.onNodeLost((node) => void presence.nodeLost(node).catch((error: unknown) => logger.warn({ err: error, node }, 'could not mark a lost node\'s devices unavailable')));
     this.#presence = presence;
     const channels: DeviceChannels = this.#channels;
     this.#scripts = new WorkerPool({

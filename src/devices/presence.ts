@@ -190,6 +190,18 @@ export class DevicePresence {
     return this.#bus.publish([event]);
   }
 
+  /**
+   * Cluster mode: `node` died (its bus leases expired). The devices whose connection it held (MQTT, TCP) are gone
+   * with it: `unavailable` and `on-disconnect` (reason `node lost`), once across the nodes. Devices without a
+   * connection of their own go missing by their lifetime, as always. Returns how many.
+   */
+  async nodeLost(node: string): Promise<number> {
+    const lost = await this.#store.releaseHeardBy(node, ['mqtt', 'tcp']);
+    for (const { endpoint, protocol } of lost) await this.emit(endpoint, 'on-disconnect', { protocol, reason: 'node lost' });
+    if (lost.length > 0) this.#logger.warn({ node, devices: lost.length }, 'devices connected to a lost node are unavailable');
+    return lost.length;
+  }
+
   /** Starts the periodic search for devices that went silent. */
   start(): void {
     this.#timer ??= setInterval(() => {

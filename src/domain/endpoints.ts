@@ -121,6 +121,11 @@ export interface EndpointStore {
   mergeStatusDetails(endpointId: string, details: JsonObject, updatedAt: string): Promise<JsonObject | undefined>;
   /** Connected endpoints whose `missingAfter` is before `now`, oldest first. */
   listMissing(now: string, limit: number): Promise<Endpoint[]>;
+  /**
+   * Cluster mode: a node died; its connected devices of these protocols (whose connection was its own) become
+   * unavailable, each once whichever node asks: returns those it changed.
+   */
+  releaseHeardBy(node: string, protocols: readonly string[]): Promise<{ endpoint: Endpoint; protocol: string }[]>;
 }
 
 export interface EndpointInput {

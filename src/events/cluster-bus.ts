@@ -61,6 +61,7 @@ export class ClusterEventBus implements EventBus {
   #beating: Promise<void> | undefined;
   #rebalancing: Promise<void> | undefined;
   #timers: NodeJS.Timeout[] = [];
+  readonly #nodeLost: ((node: string) => void)[] = [];
 
   constructor(options: ClusterEventBusOptions) {
     this.#options = options;
@@ -93,6 +94,11 @@ export class ClusterEventBus implements EventBus {
 
   watch(listener: AcceptedListener): () => void {
     return this.#acceptor.watch(listener);
+  }
+
+  /** `listener` hears of a node whose leases this node took after they expired: it died (a node that stops gives them up). */
+  onNodeLost(listener: (node: string) => void): void {
+    this.#nodeLost.push(listener);
   }
 
   watchAll(listener: AcceptedListener): { ready: Promise<void>; stop: () => void } {
@@ -161,6 +167,7 @@ export class ClusterEventBus implements EventBus {
           // What the node that held them may have run already: the events up to the head now.
           const head = await shards.head();
           for (const { shard, handledThrough } of fromOthers) if (head > handledThrough) this.#resumeThrough.set(shard, head);
+          for (const lost of new Set(fromOthers.map((shard) => shard.previousOwner!))) for (const listener of this.#nodeLost) listener(lost);
         }
       } else if (held.size > fair) {
         giveUp = [...held.keys()].sort((a, b) => b - a).slice(0, held.size - fair);

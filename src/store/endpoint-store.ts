@@ -277,6 +277,19 @@ export class SqlEndpointStore implements EndpointStore {
     });
   }
 
+  async releaseHeardBy(node: string, protocols: readonly string[]): Promise<{ endpoint: Endpoint; protocol: string }[]> {
+    if (protocols.length === 0) return [];
+    const rows = await this.#db
+      .updateTable('endpoints')
+      .set({ state: 'unavailable', missing_after: null })
+      .where('heard_node', '=', node)
+      .where('state', '=', 'connected')
+      .where('heard_protocol', 'in', [...protocols])
+      .returningAll()
+      .execute();
+    return rows.map((row) => ({ endpoint: toEndpoint(row), protocol: row.heard_protocol! }));
+  }
+
   async listMissing(now: string, limit: number): Promise<Endpoint[]> {
     const rows = await this.#db
       .selectFrom('endpoints')

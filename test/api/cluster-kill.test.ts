@@ -12,7 +12,7 @@ import { clusterSettled } from '../helpers/cluster.js';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
 import { UdpDevice, waitFor } from '../helpers/devices.js';
 import { CrashTestStorage } from '../helpers/crash-storage.js';
-import { FuzzService, fuzzAccount, fuzzService } from '../helpers/fuzz.js';
+import { eventSeen, FuzzService, fuzzAccount, fuzzService } from '../helpers/fuzz.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
 import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
 
@@ -179,9 +179,15 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
     // The two survivors hold every shard between them.
     assert.deepEqual((await clusterSettled(nodes.slice(0, 2))).reduce((a, b) => a + b, 0), 64);
 
+    const [first, second] = [nodes[0]!, nodes[1]!];
+    // The MQTT device whose connection died with the node is disconnected by a survivor, once.
+    await eventSeen(first, token, endpointIds[2]!, 'on-disconnect', (data: { reason?: string }) => data.reason === 'node lost', 30_000);
+    const disconnects = await first.request('GET', `/history?type=on-disconnect&endpoint=${endpointIds[2]!}&limit=50`, { token });
+    assert.equal((disconnects.json.items as unknown[]).length, 1, 'one on-disconnect, whichever survivors noticed');
+    assert.equal((await first.request('GET', `/endpoints/${endpointIds[2]!}`, { token })).json.state, 'unavailable');
+
     // The dead node's devices: their next message reaches a survivor (the load balancer moves them); from then on a
     // call on any node reaches them there. The LwM2M device goes on with an Update, not a new registration.
-    const [first, second] = [nodes[0]!, nodes[1]!];
     lwm2mDevices[2]!.useServer({ address: '127.0.0.1', port: first.ports.coap! });
     assert.equal(await lwm2mDevices[2]!.update(), '2.04', 'the registration is taken up');
     const read = await second.request('POST', '/endpoints/k.lw-2/lwm2m/read', { token, body: { path: '/3/0/9', timeout: 3000 } });
