@@ -270,7 +270,8 @@ export class IotBridge {
       account: { messagesPerSecond: config.accountSendRate, bytesPerSecond: config.accountSendBytes },
     });
     const ports: Record<string, number> = {};
-    const cluster = mqttEmitters && notices ? { mqtt: { emitterFor: (serviceId: string) => mqttEmitters.forService(serviceId), notices }, lwm2m: { node: config.nodeId, notices } } : undefined;
+    const onNodeLost = (listener: (node: string) => void) => bus instanceof ClusterEventBus && bus.onNodeLost(listener);
+    const cluster = mqttEmitters && notices ? { mqtt: { emitterFor: (serviceId: string) => mqttEmitters.forService(serviceId), notices }, lwm2m: { node: config.nodeId, notices, onNodeLost } } : undefined;
     this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, stores: sql.devices, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports, cluster });
     // A cluster's device calls run on the node that heard the device ("Routing device calls").
     const nodeCalls = clustered ? await RedisNodeCalls.open(redis, config.nodeId, logger) : undefined;

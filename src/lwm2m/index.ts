@@ -89,7 +89,9 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     publicHost: config.publicHost,
     emit: (endpoint, type, data) => presence.emit(endpoint, type, data),
     logger,
+    node: context.cluster?.lwm2m.node,
   });
+  context.cluster?.lwm2m.onNodeLost((lost) => void fota.nodeLost(lost).catch((error: unknown) => logger.warn({ err: error, node: lost }, 'could not take up the FOTA jobs of a lost node')));
   late.bootstrap = new BootstrapServer({
     coapFor: (peer) => server.coapFor(peer),
     configs: bootstrapConfigs,

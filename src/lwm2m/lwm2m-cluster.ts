@@ -6,4 +6,6 @@ export interface Lwm2mCluster {
   readonly node: string;
   /** A device registered with or taken up by another node: this node lets go of what it held for it. */
   readonly notices: ChangeNotices;
+  /** `listener` hears of a node that died (its bus leases were taken after they expired). */
+  onNodeLost(listener: (node: string) => void): void;
 }

@@ -12,7 +12,7 @@ export class SqlFotaStore implements FotaStore {
     this.#db = db;
   }
 
-  async insertJob(job: FotaJob, endpointIds: readonly string[]): Promise<void> {
+  async insertJob(job: FotaJob, endpointIds: readonly string[], node?: string): Promise<void> {
     const now = toMs(job.createdAt);
     await this.#db.transaction().execute(async (trx) => {
       await trx
@@ -30,6 +30,7 @@ export class SqlFotaStore implements FotaStore {
           created_at: now,
           updated_at: now,
           finished_at: null,
+          node: node ?? null,
         })
         .execute();
       // In slices: SQLite takes at most 32,766 parameters per statement.
@@ -50,8 +51,20 @@ export class SqlFotaStore implements FotaStore {
     return pageOf(base, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), page, jobOf);
   }
 
-  async runningJobs(): Promise<FotaJob[]> {
-    const rows = await this.#db.selectFrom('fota_jobs').selectAll().where('state', '=', 'running').orderBy('created_at').execute();
+  async runningJobs(node?: string): Promise<FotaJob[]> {
+    let query = this.#db.selectFrom('fota_jobs').selectAll().where('state', '=', 'running');
+    if (node !== undefined) query = query.where('node', '=', node);
+    return (await query.orderBy('created_at').execute()).map(jobOf);
+  }
+
+  async takeJobsOf(lost: string | null, node: string): Promise<FotaJob[]> {
+    const rows = await this.#db
+      .updateTable('fota_jobs')
+      .set({ node })
+      .where((eb) => (lost === null ? eb('node', 'is', null) : eb('node', '=', lost)))
+      .where('state', '=', 'running')
+      .returningAll()
+      .execute();
     return rows.map(jobOf);
   }
 

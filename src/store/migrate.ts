@@ -39,6 +39,7 @@ import { superAdmin } from './migrations/0041-super-admin.js';
 import { importJobs } from './migrations/0042-import-jobs.js';
 import { busShards } from './migrations/0043-bus-shards.js';
 import { heardNode } from './migrations/0044-heard-node.js';
+import { fotaJobNode } from './migrations/0045-fota-job-node.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -82,6 +83,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0042-import-jobs': importJobs(),
     '0043-bus-shards': busShards(),
     '0044-heard-node': heardNode(),
+    '0045-fota-job-node': fotaJobNode(),
   };
 }
 

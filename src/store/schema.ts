@@ -637,6 +637,8 @@ export interface FotaJobsTable {
   created_at: number;
   updated_at: number;
   finished_at: number | null;
+  /** Cluster mode: the node driving the job; null in one process. */
+  node: string | null;
 }
 
 export interface FotaDevicesTable {

@@ -112,6 +112,14 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       await db.schema.dropIndex('lwm2m_registrations_peer').ifExists().execute();
     },
   ],
+  [
+    '0045-fota-job-node',
+    async (db) => {
+      if ((await db.introspection.getTables()).some((table) => table.name === 'fota_jobs' && table.columns.some((column) => column.name === 'node'))) {
+        await db.schema.alterTable('fota_jobs').dropColumn('node').execute();
+      }
+    },
+  ],
 ];
 
 /**

@@ -29,6 +29,8 @@ export interface FotaServiceOptions {
   readonly publicHost: string | undefined;
   readonly emit: (endpoint: Endpoint, type: string, data: unknown) => Promise<void>;
   readonly logger: Logger;
+  /** Cluster mode: this node's id; it drives the jobs made here, and takes up those of a node that died. */
+  readonly node?: string | undefined;
 }
 
 export const FOTA_DEFAULT_STEP_TIMEOUT_S = 600;
@@ -64,9 +66,19 @@ export class FotaService implements FotaChannel {
     options.management.onRegistrationChange((endpointId, registration) => this.#runOf(endpointId)?.registrationChanged(registration));
   }
 
-  /** Takes up the jobs that were running when the process stopped. */
+  /** Takes up the jobs that were running when the process stopped (in a cluster, this node's, and any nobody drives). */
   async start(): Promise<void> {
-    for (const job of await this.#options.store.runningJobs()) this.#drive(job);
+    const { store, node } = this.#options;
+    const jobs = node === undefined ? await store.runningJobs() : [...(await store.runningJobs(node)), ...(await store.takeJobsOf(null, node))];
+    for (const job of jobs) this.#drive(job);
+  }
+
+  /** Cluster mode: `lost` died; the running jobs it drove go on here (each once, whichever survivor asks first). */
+  async nodeLost(lost: string): Promise<void> {
+    if (this.#options.node === undefined) return;
+    const jobs = await this.#options.store.takeJobsOf(lost, this.#options.node);
+    if (jobs.length > 0) this.#options.logger.warn({ node: lost, jobs: jobs.map((job) => job.id) }, 'FOTA jobs of a lost node taken up');
+    for (const job of jobs) this.#drive(job);
   }
 
   /** Stops driving jobs; they stay `running` and are taken up at the next start (no device is told anything). */
@@ -156,7 +168,7 @@ export class FotaService implements FotaChannel {
       updatedAt: now,
       finishedAt: null,
     };
-    await this.#options.store.insertJob(job, endpoints.map((e) => e.id));
+    await this.#options.store.insertJob(job, endpoints.map((e) => e.id), this.#options.node);
     this.#drive(job);
     return { ...job, counts: await this.#options.store.counts(job.id) };
   }

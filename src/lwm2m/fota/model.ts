@@ -111,11 +111,14 @@ export interface DeviceCounts {
 
 /** What is kept of jobs and their devices. Every read names the account; a job of another account is not found. */
 export interface FotaStore {
-  insertJob(job: FotaJob, endpointIds: readonly string[]): Promise<void>;
+  /** `node`: cluster mode, the node that drives the job. */
+  insertJob(job: FotaJob, endpointIds: readonly string[], node?: string): Promise<void>;
   job(accountId: string, id: string): Promise<FotaJob | undefined>;
   jobs(accountId: string, page: PageRequest): Promise<Page<FotaJob>>;
-  /** Jobs still running, of every account (taken up at start). */
-  runningJobs(): Promise<FotaJob[]>;
+  /** Jobs still running, of every account (taken up at start); with `node`, those that node drives (cluster mode). */
+  runningJobs(node?: string): Promise<FotaJob[]>;
+  /** Cluster mode: the running jobs `lost` drove (it died; null: made in one process) become `node`'s, each once whichever node asks. */
+  takeJobsOf(lost: string | null, node: string): Promise<FotaJob[]>;
   setJobState(id: string, state: JobState, at: string): Promise<void>;
   counts(jobId: string): Promise<DeviceCounts>;
   devices(accountId: string, jobId: string, page: PageRequest, step?: DeviceStep): Promise<Page<FotaDevice>>;
