@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import mqtt from 'mqtt';
-import { clusterSettled } from '../helpers/cluster.js';
+import { clusterSettled, forgetCache, handledCounts } from '../helpers/cluster.js';
 import { FuzzService, fuzzAccount, fuzzService } from '../helpers/fuzz.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
 import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
@@ -33,10 +32,7 @@ describe('a cluster node stopped with SIGTERM drains: every accepted event handl
     ({ accountId, token } = await fuzzAccount(nodes[0]!, 'cluster-drain'));
   });
   after(async () => {
-    const redis = new Redis(TEST_REDIS_URL);
-    const keys = accountId ? await redis.keys(`iotbridge:cache:${accountId.length}:${accountId}:*`) : [];
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
+    await forgetCache(TEST_REDIS_URL, accountId);
     for (const node of nodes) if (node.alive) await node.stop();
     await database?.drop();
   });
@@ -94,16 +90,7 @@ describe('a cluster node stopped with SIGTERM drains: every accepted event handl
     stop = true;
     await Promise.all([device, ...posters]);
 
-    const redis = new Redis(TEST_REDIS_URL);
-    const keyOf = (mark: string) => `iotbridge:cache:${accountId.length}:${accountId}:${mark}`;
-    let counts: number[] = [];
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      counts = (await redis.mget(accepted.map(keyOf))).map((value) => Number(value ?? 0));
-      if (counts.every((count) => count > 0) || Date.now() > deadline) break;
-      await sleep(300);
-    }
-    redis.disconnect();
+    const counts = await handledCounts(TEST_REDIS_URL, accountId, accepted, 60_000);
     const lost = accepted.filter((_, i) => counts[i] === 0);
     const twice = counts.filter((count) => count > 1).length;
     if (twice > 0) t.diagnostic(`handled twice: ${accepted.filter((_, i) => counts[i]! > 1).join(', ')}`);

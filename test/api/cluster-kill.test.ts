@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import mqtt from 'mqtt';
-import { clusterSettled } from '../helpers/cluster.js';
+import { clusterSettled, forgetCache, handledCounts } from '../helpers/cluster.js';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
 import { UdpDevice, waitFor } from '../helpers/devices.js';
 import { CrashTestStorage } from '../helpers/crash-storage.js';
@@ -49,10 +48,7 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
     ({ accountId, token } = await fuzzAccount(nodes[0]!, 'cluster-kill'));
   });
   after(async () => {
-    const redis = new Redis(TEST_REDIS_URL);
-    const keys = accountId ? await redis.keys(`iotbridge:cache:${accountId.length}:${accountId}:*`) : [];
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
+    await forgetCache(TEST_REDIS_URL, accountId);
     for (const node of nodes) if (node.alive) await node.stop();
     await database?.drop();
   });
@@ -149,20 +145,7 @@ describe('a cluster of three nodes loses no accepted event when one is killed (P
     t.diagnostic(`accepted ${accepted.length} events (${beforeKill} before the kill): HTTP ${kinds('h:')}, MQTT ${kinds('m:')}, LwM2M Send ${kinds('l:')}`);
 
     // The survivors take the dead node's shards once its leases expire (10 s) and run its backlog.
-    const redis = new Redis(TEST_REDIS_URL);
-    const keyOf = (mark: string) => `iotbridge:cache:${accountId.length}:${accountId}:${mark}`;
-    let counts: number[] = [];
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      counts = [];
-      for (let i = 0; i < accepted.length; i += 500) {
-        const values = await redis.mget(accepted.slice(i, i + 500).map(keyOf));
-        counts.push(...values.map((value) => Number(value ?? 0)));
-      }
-      if (counts.every((count) => count > 0) || Date.now() > deadline) break;
-      await sleep(500);
-    }
-    redis.disconnect();
+    const counts = await handledCounts(TEST_REDIS_URL, accountId, accepted, 90_000);
     const lost = accepted.filter((_, i) => counts[i] === 0);
     const twice = counts.filter((count) => count > 1).length;
     const published = accepted.filter((mark) => mark.startsWith('m:'));

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clusterSettled } from '../helpers/cluster.js';
+import { twoNodes } from '../helpers/cluster.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
 import { runScript } from '../helpers/scripts.js';
 import { SseClient } from '../helpers/sse.js';
-import { DIALECTS, startService, throwAwayPostgres, type TestService } from '../helpers/service.js';
+import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
 const skip = postgres.skip || (await redisSkip());
@@ -24,10 +24,7 @@ describe('shared script state across two nodes (PostgreSQL + Redis)', { skip }, 
   let other: TestAccount;
 
   before(async () => {
-    database = await throwAwayPostgres();
-    nodeA = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
-    nodeB = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
-    await clusterSettled([nodeA, nodeB]);
+    ({ database, nodeA, nodeB } = await twoNodes());
     account = await createAccount(nodeA, 'cluster-cache');
     other = await createAccount(nodeA, 'cluster-cache-other');
   });

@@ -9,12 +9,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
-import { clusterSettled } from '../helpers/cluster.js';
+import { twoNodes } from '../helpers/cluster.js';
 import { eventsArrive, TcpDevice, UdpDevice, waitFor } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { MqttDevices, setPassword } from '../helpers/mqtt.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
-import { DIALECTS, startService, throwAwayPostgres, type TestService } from '../helpers/service.js';
+import { DIALECTS, type TestService } from '../helpers/service.js';
 
 const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
 const skip = postgres.skip || (await redisSkip());
@@ -39,10 +39,7 @@ describe('device calls routed to the node the device talks to (PostgreSQL + Redi
   };
 
   before(async () => {
-    database = await throwAwayPostgres();
-    nodeA = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
-    nodeB = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
-    await clusterSettled([nodeA, nodeB]);
+    ({ database, nodeA, nodeB } = await twoNodes());
     a = await createAccount(nodeA, 'routing-a');
     b = await createAccount(nodeA, 'routing-b');
     udpService = await createService(nodeA, a.token, { name: 'udp', type: 'udp' });

@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { clusterSettled } from '../helpers/cluster.js';
+import { twoNodes } from '../helpers/cluster.js';
 import { eventsArrive, waitFor } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { MqttDevices, setPassword } from '../helpers/mqtt.js';
-import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
+import { redisSkip } from '../helpers/redis.js';
 import { runScript } from '../helpers/scripts.js';
-import { DIALECTS, startService, throwAwayPostgres, type TestService } from '../helpers/service.js';
+import { DIALECTS, type TestService } from '../helpers/service.js';
 
 const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
 const skip = postgres.skip || (await redisSkip());
@@ -41,10 +41,7 @@ describe('MQTT across the nodes of a cluster (PostgreSQL + Redis)', { skip }, ()
   };
 
   before(async () => {
-    database = await throwAwayPostgres();
-    nodeA = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
-    nodeB = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
-    await clusterSettled([nodeA, nodeB]);
+    ({ database, nodeA, nodeB } = await twoNodes());
     a = await createAccount(nodeA, 'mqtt-cluster-a');
     b = await createAccount(nodeA, 'mqtt-cluster-b');
     serviceA = await createService(nodeA, a.token, { name: 'cluster mqtt a', type: 'mqtt' });

@@ -1,4 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { TEST_REDIS_URL } from './redis.js';
+import { startService, throwAwayPostgres, type TestService } from './service.js';
 
 /** Something answering HTTP on a base URL: a service started in this process or a spawned one. */
 interface Node {
@@ -25,4 +28,52 @@ export async function clusterSettled(nodes: readonly Node[], timeoutMs = 30_000)
     if (Date.now() > deadline) throw new Error(`the nodes did not share the bus's shards: ${shares.join(', ')}`);
     await sleep(200);
   }
+}
+
+/** The key a script's `cache.incr(mark)` writes in Redis for the account (src/store/redis-cache.ts). */
+function cacheKey(accountId: string, mark: string): string {
+  return `iotbridge:cache:${accountId.length}:${accountId}:${mark}`;
+}
+
+/**
+ * How many times each mark was counted by the account's trigger (`cache.incr(mark)`), read from Redis until every
+ * one is counted or `timeoutMs` passes: the kill and drain tests' "lost" (0) and "handled twice" (> 1).
+ */
+export async function handledCounts(redisUrl: string, accountId: string, marks: readonly string[], timeoutMs: number): Promise<number[]> {
+  const redis = new Redis(redisUrl);
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const counts: number[] = [];
+      for (let i = 0; i < marks.length; i += 500) {
+        const values = await redis.mget(marks.slice(i, i + 500).map((mark) => cacheKey(accountId, mark)));
+        counts.push(...values.map((value) => Number(value ?? 0)));
+      }
+      if (counts.every((count) => count > 0) || Date.now() > deadline) return counts;
+      await sleep(300);
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Deletes what the account's scripts left in Redis's cache. */
+export async function forgetCache(redisUrl: string, accountId: string | undefined): Promise<void> {
+  if (!accountId) return;
+  const redis = new Redis(redisUrl);
+  try {
+    const keys = await redis.keys(cacheKey(accountId, '*'));
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Two nodes started in this process on a throw-away PostgreSQL database and the test Redis, the bus shared out. */
+export async function twoNodes(): Promise<{ database: { url: string; drop: () => Promise<void> }; nodeA: TestService; nodeB: TestService }> {
+  const database = await throwAwayPostgres();
+  const nodeA = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
+  const nodeB = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
+  await clusterSettled([nodeA, nodeB]);
+  return { database, nodeA, nodeB };
 }
