@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt from 'mqtt';
-import { clusterSettled, forgetCache, handledCounts } from '../helpers/cluster.js';
+import { clusterSettled, forgetCache, handledCounts, spawnedNodes } from '../helpers/cluster.js';
 import { FuzzService, fuzzAccount, fuzzService } from '../helpers/fuzz.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
-import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
+import { DIALECTS } from '../helpers/service.js';
 
 const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
 const skip = postgres.skip || (await redisSkip());
@@ -19,16 +19,12 @@ const SCRIPT = `cache.incr(event.type === 'mqtt-publish' ? 'm:' + event.data.tex
 
 describe('a cluster node stopped with SIGTERM drains: every accepted event handled once, MQTT devices sent on (PostgreSQL + Redis)', { skip, timeout: 180_000 }, () => {
   let database: { url: string; drop: () => Promise<void> };
-  const nodes: FuzzService[] = [];
+  let nodes: FuzzService[] = [];
   let accountId: string;
   let token: string;
 
   before(async () => {
-    database = await throwAwayPostgres();
-    for (const name of ['drain-1', 'drain-2']) {
-      nodes.push(await FuzzService.start({ IOTBRIDGE_DATABASE_URL: database.url, IOTBRIDGE_REDIS_URL: TEST_REDIS_URL, IOTBRIDGE_NODE_ID: name, IOTBRIDGE_SCRIPT_WORKERS: '2' }));
-    }
-    await clusterSettled(nodes);
+    ({ database, nodes } = await spawnedNodes(['drain-1', 'drain-2'], { IOTBRIDGE_SCRIPT_WORKERS: '2' }));
     ({ accountId, token } = await fuzzAccount(nodes[0]!, 'cluster-drain'));
   });
   after(async () => {

@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt from 'mqtt';
-import { clusterSettled, forgetCache, handledCounts } from '../helpers/cluster.js';
+import { clusterSettled, forgetCache, handledCounts, spawnedNodes } from '../helpers/cluster.js';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
 import { UdpDevice, waitFor } from '../helpers/devices.js';
 import { CrashTestStorage } from '../helpers/crash-storage.js';
 import { eventSeen, FuzzService, fuzzAccount, fuzzService } from '../helpers/fuzz.js';
 import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
-import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
+import { DIALECTS } from '../helpers/service.js';
 
 const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
 const skip = postgres.skip || (await redisSkip());
@@ -34,17 +34,12 @@ trigger.wait('cluster-pause', 20);
 
 describe('a cluster of three nodes loses no accepted event when one is killed (PostgreSQL + Redis)', { skip, timeout: 240_000 }, () => {
   let database: { url: string; drop: () => Promise<void> };
-  const nodes: FuzzService[] = [];
+  let nodes: FuzzService[] = [];
   let accountId: string;
   let token: string;
 
   before(async () => {
-    database = await throwAwayPostgres();
-    // One after another: the first applies the migrations.
-    for (const name of ['node-1', 'node-2', 'node-3']) {
-      nodes.push(await FuzzService.start({ IOTBRIDGE_DATABASE_URL: database.url, IOTBRIDGE_REDIS_URL: TEST_REDIS_URL, IOTBRIDGE_NODE_ID: name, IOTBRIDGE_SCRIPT_WORKERS: '2', IOTBRIDGE_ENDPOINT_SEND_RATE: '10000' }));
-    }
-    await clusterSettled(nodes);
+    ({ database, nodes } = await spawnedNodes(['node-1', 'node-2', 'node-3'], { IOTBRIDGE_SCRIPT_WORKERS: '2', IOTBRIDGE_ENDPOINT_SEND_RATE: '10000' }));
     ({ accountId, token } = await fuzzAccount(nodes[0]!, 'cluster-kill'));
   });
   after(async () => {

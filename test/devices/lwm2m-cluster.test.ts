@@ -7,29 +7,25 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SimulatedClient } from '../../tools/lwm2m-client.js';
-import { clusterSettled } from '../helpers/cluster.js';
+import { spawnedNodes } from '../helpers/cluster.js';
 import { CrashTestStorage } from '../helpers/crash-storage.js';
 import { eventSeen, FuzzService, fuzzAccount, fuzzEndpoint, fuzzService } from '../helpers/fuzz.js';
 import { UdpBalancer } from '../helpers/udp-balancer.js';
-import { redisSkip, TEST_REDIS_URL } from '../helpers/redis.js';
-import { DIALECTS, throwAwayPostgres } from '../helpers/service.js';
+import { redisSkip } from '../helpers/redis.js';
+import { DIALECTS } from '../helpers/service.js';
 
 const postgres = DIALECTS.find((dialect) => dialect.name === 'postgres')!;
 const skip = postgres.skip || (await redisSkip());
 
 describe('LwM2M devices taken over by another node (PostgreSQL + Redis)', { skip }, () => {
   let database: { url: string; drop: () => Promise<void> };
-  const nodes: FuzzService[] = [];
+  let nodes: FuzzService[] = [];
   const clients: SimulatedClient[] = [];
   let token: string;
   let other: string;
 
   before(async () => {
-    database = await throwAwayPostgres();
-    for (const name of ['lwm2m-node-1', 'lwm2m-node-2']) {
-      nodes.push(await FuzzService.start({ IOTBRIDGE_DATABASE_URL: database.url, IOTBRIDGE_REDIS_URL: TEST_REDIS_URL, IOTBRIDGE_NODE_ID: name }));
-    }
-    await clusterSettled(nodes);
+    ({ database, nodes } = await spawnedNodes(['lwm2m-node-1', 'lwm2m-node-2']));
     ({ token } = await fuzzAccount(nodes[0]!, 'lwm2m-cluster'));
     ({ token: other } = await fuzzAccount(nodes[0]!, 'lwm2m-cluster-other'));
   });

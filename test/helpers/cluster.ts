@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { FuzzService } from './fuzz.js';
 import { TEST_REDIS_URL } from './redis.js';
 import { startService, throwAwayPostgres, type TestService } from './service.js';
 
@@ -76,4 +77,16 @@ export async function twoNodes(): Promise<{ database: { url: string; drop: () =>
   const nodeB = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
   await clusterSettled([nodeA, nodeB]);
   return { database, nodeA, nodeB };
+}
+
+/**
+ * Nodes in processes of their own (so one can be killed) on a throw-away PostgreSQL database and the test Redis,
+ * started one after another (the first applies the migrations), the bus shared out.
+ */
+export async function spawnedNodes(names: readonly string[], env: Record<string, string> = {}): Promise<{ database: { url: string; drop: () => Promise<void> }; nodes: FuzzService[] }> {
+  const database = await throwAwayPostgres();
+  const nodes: FuzzService[] = [];
+  for (const name of names) nodes.push(await FuzzService.start({ IOTBRIDGE_DATABASE_URL: database.url, IOTBRIDGE_REDIS_URL: TEST_REDIS_URL, IOTBRIDGE_NODE_ID: name, ...env }));
+  await clusterSettled(nodes);
+  return { database, nodes };
 }
