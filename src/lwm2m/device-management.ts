@@ -97,7 +97,7 @@ export class DeviceManagement implements Lwm2mChannel {
       // In a cluster its held requests may have been made on another node: taken up from the store, and those the
       // new registration ends (all but proxy_send's) end here too.
       void this.#held
-        .takeUp(registration.endpointId, registration.accountId, { newRegistration: true })
+        .takeUp(registration.endpointId, registration.accountId, { registeredAt: Date.parse(registration.registeredAt) })
         .catch((error: unknown) => this.#logger.warn({ err: error, endpointId: registration.endpointId }, 'could not take up held LwM2M requests'));
     });
     // Another node registered or took up the device: its observations and waiting requests are that node's now.

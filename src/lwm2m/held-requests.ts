@@ -53,6 +53,8 @@ interface Deps {
  */
 export class HeldRequests {
   readonly #deps: Deps;
+  /** Ids hold() is storing and has not queued yet: takeUp must not read them back from the store as missing. */
+  readonly #holding = new Set<string>();
 
   constructor(deps: Deps) {
     this.#deps = deps;
@@ -65,7 +67,12 @@ export class HeldRequests {
     const now = Date.now();
     const { queueTimeoutMs: _wait, directToQueue: _direct, ...operation } = request;
     const held: HeldRequest = { id: newSortableId(now), accountId: endpoint.accountId, endpointId: endpoint.id, kind: options.kind, request: operation, context: options.context ?? null, createdAt: now, expiresAt: now + options.ttlMs };
-    await this.#deps.store.add(held);
+    this.#holding.add(held.id);
+    try {
+      await this.#deps.store.add(held);
+    } finally {
+      this.#holding.delete(held.id);
+    }
     const sendsNow = !options.directToQueue && queue.size(endpoint.id) === 0 && this.#deps.canSend(endpoint.id);
     this.#enqueue(endpoint, held, true, options.directToQueue);
     if (!sendsNow) await this.#emit(endpoint, held, { intermediate: true, queued: true, operation: held.request.operation, path: held.request.path });
@@ -96,17 +103,20 @@ export class HeldRequests {
 
   /**
    * Cluster mode: the device registered with or moved to this node; what was held for it on another node (in the
-   * store, not in memory here) waits here from now on, in order. `newRegistration`: the device registered anew, which
-   * ends the asynchronous requests held for its previous registration (purged), as in one process.
+   * store, not in memory here) waits here from now on, in order. `registeredAt` (epoch ms): the device registered
+   * anew then, which ends the asynchronous requests made before it (purged), as in one process; those made since
+   * are for the new registration.
    */
-  async takeUp(endpointId: string, accountId: string, options: { newRegistration?: boolean } = {}): Promise<number> {
+  async takeUp(endpointId: string, accountId: string, options: { registeredAt?: number } = {}): Promise<number> {
+    const stored = await this.#deps.store.ofEndpoint(endpointId);
+    // Read after the store: a request hold() queued meanwhile is known, one it is still writing is skipped.
     const known = new Set(this.#deps.queue.list(endpointId).flatMap(({ held }) => (held ? [held.id] : [])));
-    const missing = (await this.#deps.store.ofEndpoint(endpointId)).filter((held) => !known.has(held.id));
+    const missing = stored.filter((held) => !known.has(held.id) && !this.#holding.has(held.id));
     if (missing.length === 0) return 0;
     const endpoint = await this.#deps.endpointById(accountId, endpointId);
     if (!endpoint) return 0;
     for (const held of missing) {
-      if (options.newRegistration && held.kind === 'queued') void this.#settled(endpoint, held, { purged: new AppError('IOTB_LWM2M_QUEUE_PURGED') });
+      if (options.registeredAt !== undefined && held.kind === 'queued' && held.createdAt < options.registeredAt) void this.#settled(endpoint, held, { purged: new AppError('IOTB_LWM2M_QUEUE_PURGED') });
       else this.#enqueue(endpoint, held, false);
     }
     this.#deps.logger.info({ endpointId, requests: missing.length }, 'LwM2M held requests taken up from the store');
