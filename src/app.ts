@@ -270,8 +270,10 @@ export class IotBridge {
       account: { messagesPerSecond: config.accountSendRate, bytesPerSecond: config.accountSendBytes },
     });
     const ports: Record<string, number> = {};
+    // The cluster's periodic work (sweeps) is done by the node holding bus shard 0's lease: one node per database.
+    const leads = () => bus instanceof ClusterEventBus && bus.state.shards[0] === 0;
     const onNodeLost = (listener: (node: string) => void) => bus instanceof ClusterEventBus && bus.onNodeLost(listener);
-    const cluster = mqttEmitters && notices ? { mqtt: { emitterFor: (serviceId: string) => mqttEmitters.forService(serviceId), notices }, lwm2m: { node: config.nodeId, notices, onNodeLost } } : undefined;
+    const cluster = mqttEmitters && notices ? { mqtt: { emitterFor: (serviceId: string) => mqttEmitters.forService(serviceId), notices }, lwm2m: { node: config.nodeId, notices, onNodeLost, leads } } : undefined;
     this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, stores: sql.devices, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports, cluster });
     // A cluster's device calls run on the node that heard the device ("Routing device calls").
     const nodeCalls = clustered ? await RedisNodeCalls.open(redis, config.nodeId, logger) : undefined;

@@ -32,6 +32,8 @@ export interface Config {
   readonly lwm2mAwakeMs: number;
   /** How long each request of a bootstrap session waits for the device. `IOTBRIDGE_LWM2M_BOOTSTRAP_STEP_TIMEOUT_MS`, default 30000. */
   readonly lwm2mBootstrapStepTimeoutMs: number;
+  /** Cluster mode: how often one node ends the LwM2M requests and observations no node holds (and their grace). `IOTBRIDGE_LWM2M_SWEEP_MS`, default 60000. */
+  readonly lwm2mSweepMs: number;
   /** UDP device port, shared by every UDP service (IPv4 and IPv6). `IOTBRIDGE_UDP_PORT`, default 5700; 0 picks a free port. */
   readonly udpPort: number;
   /** TCP device port, shared by every TCP service (IPv4 and IPv6). `IOTBRIDGE_TCP_PORT`, default 5700; 0 picks a free port. */
@@ -216,6 +218,7 @@ export const DEFAULTS = {
   coapsPort: 5684,
   lwm2mAwakeMs: 93_000,
   lwm2mBootstrapStepTimeoutMs: 30_000,
+  lwm2mSweepMs: 60_000,
   udpPort: 5700,
   tcpPort: 5700,
   mqttPort: 1883,
@@ -271,6 +274,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   coapsKey: 'IOTBRIDGE_COAPS_KEY',
   lwm2mAwakeMs: 'IOTBRIDGE_LWM2M_AWAKE_MS',
   lwm2mBootstrapStepTimeoutMs: 'IOTBRIDGE_LWM2M_BOOTSTRAP_STEP_TIMEOUT_MS',
+  lwm2mSweepMs: 'IOTBRIDGE_LWM2M_SWEEP_MS',
   udpPort: 'IOTBRIDGE_UDP_PORT',
   tcpPort: 'IOTBRIDGE_TCP_PORT',
   mqttPort: 'IOTBRIDGE_MQTT_PORT',
@@ -380,6 +384,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     coapsKey: optionalString(merged, 'coapsKey'),
     lwm2mAwakeMs: positiveInt(merged, 'lwm2mAwakeMs'),
     lwm2mBootstrapStepTimeoutMs: positiveInt(merged, 'lwm2mBootstrapStepTimeoutMs'),
+    lwm2mSweepMs: positiveInt(merged, 'lwm2mSweepMs'),
     udpPort: port(merged, 'udpPort'),
     tcpPort: port(merged, 'tcpPort'),
     mqttPort: port(merged, 'mqttPort'),

@@ -231,6 +231,16 @@ export class DeviceManagement implements Lwm2mChannel {
     await this.#held.resume((endpointId) => this.#server.registrationOf(endpointId) !== undefined);
   }
 
+  /**
+   * Cluster mode (Lwm2mOrphanSweep): ends what no node holds, namely held requests that expired before `before`
+   * and the stored observations of registrations that are gone.
+   */
+  async endOrphans(before: number, limit: number): Promise<{ requests: number; observations: number }> {
+    const requests = await this.#held.endOrphans(before, limit);
+    const observations = await this.#observationStore.removeOrphans();
+    return { requests, observations };
+  }
+
   /** Stops the timers of what waits (the process stops). */
   stop(): void {
     this.#queue.stop();

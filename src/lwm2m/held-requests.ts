@@ -124,6 +124,24 @@ export class HeldRequests {
     return missing.length;
   }
 
+  /**
+   * Cluster mode: ends the stored requests that expired before `before` and that no node holds (their device's node
+   * died or let them go, and the device never came back), each with its `expired` event; how many. A node that holds
+   * a request ends it by its own timer when it expires, so `before` lies a grace period in the past.
+   */
+  async endOrphans(before: number, limit: number): Promise<number> {
+    let ended = 0;
+    for (const held of await this.#deps.store.expiredBefore(before, limit)) {
+      if (this.#deps.queue.list(held.endpointId).some((entry) => entry.held?.id === held.id)) continue; // this node's timer ends it
+      const endpoint = await this.#deps.endpointById(held.accountId, held.endpointId);
+      if (!endpoint) await this.#deps.store.remove(held.id);
+      else await this.#settled(endpoint, held, { expired: new AppError('IOTB_LWM2M_TIMEOUT', 'The request waited for the device and the device did not come back before it expired', { queuedMs: held.expiresAt - held.createdAt }) });
+      ended++;
+    }
+    if (ended > 0) this.#deps.logger.info({ requests: ended }, 'LwM2M held requests nobody held ended as expired');
+    return ended;
+  }
+
   /** What is held for the device, in order. */
   list(endpointId: string): HeldSummary[] {
     return this.#deps.queue.list(endpointId).flatMap(({ held }) =>

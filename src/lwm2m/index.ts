@@ -9,6 +9,7 @@ import { DeviceManagement } from './device-management.js';
 import { CoapDownloads } from './file-downloads.js';
 import { FotaService } from './fota/fota-service.js';
 import { downloadUrl } from '../domain/file-links.js';
+import { Lwm2mOrphanSweep } from './orphan-sweep.js';
 import { PlainCoap } from './plain-coap.js';
 import { Lwm2mServer } from './server.js';
 
@@ -111,6 +112,9 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
   domain.security.onChange((_endpointId, previous) => {
     if (previous?.pskIdentity !== undefined) dtls?.forgetIdentity(Buffer.from(previous.pskIdentity, 'utf8'));
   });
+  // A cluster ends what no node holds any more: held requests past their time, observations of gone registrations.
+  const cluster = context.cluster?.lwm2m;
+  const sweep = cluster && new Lwm2mOrphanSweep({ endOrphans: (before, limit) => management.endOrphans(before, limit), leads: () => cluster.leads(), intervalMs: config.lwm2mSweepMs, logger });
   context.channels.lwm2m = management;
   context.channels.fota = fota;
   late.plain = plain;
@@ -121,12 +125,14 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     start: async () => {
       const ports = await server.start();
       await management.resume();
+      sweep?.start();
       return ports;
     },
     // FOTA jobs of the last run go on once the ports their download URLs name are known.
     ready: () => fota.start(),
     closeAccount: (accountId) => server.closeAccount(accountId),
     stop: async () => {
+      await sweep?.stop();
       await fota.stop();
       management.stop();
       await server.stop();

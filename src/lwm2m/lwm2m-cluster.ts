@@ -8,4 +8,6 @@ export interface Lwm2mCluster {
   readonly notices: ChangeNotices;
   /** `listener` hears of a node that died (its bus leases were taken after they expired). */
   onNodeLost(listener: (node: string) => void): void;
+  /** True on the one node that does the cluster's periodic work now (it holds the event bus's shard 0). */
+  leads(): boolean;
 }

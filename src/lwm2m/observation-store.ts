@@ -26,4 +26,6 @@ export interface ObservationStore {
   remove(token: string): Promise<void>;
   /** The device's registration ended: its observations with it. */
   removeEndpoint(endpointId: string): Promise<void>;
+  /** Removes the observations whose registration is gone (replaced by a Register on another node, or ended); how many. */
+  removeOrphans(): Promise<number>;
 }

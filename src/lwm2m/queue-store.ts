@@ -23,6 +23,8 @@ export interface DeviceQueueStore {
   all(): Promise<HeldRequest[]>;
   /** The device's held requests, in order (a cluster node the device registered with or moved to). */
   ofEndpoint(endpointId: string): Promise<HeldRequest[]>;
+  /** Up to `limit` requests that expired before `before` (epoch ms), oldest first: the cluster's sweep of requests nobody holds. */
+  expiredBefore(before: number, limit: number): Promise<HeldRequest[]>;
   add(held: HeldRequest): Promise<void>;
   remove(id: string): Promise<void>;
 }

@@ -43,7 +43,15 @@ export class SqlObservationStore implements ObservationStore {
   }
 
   async removeEndpoint(endpointId: string): Promise<void> {
-    await this.#db.deleteFrom('lwm2m_observations').where('endpoint_id', '=', endpointId).execute();
+    await this.#db.deleteFrom('lwm2m_observations').execute();
+  }
+
+  async removeOrphans(): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('lwm2m_observations')
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('lwm2m_registrations as r').select('r.id').whereRef('r.id', '=', 'lwm2m_observations.registration_id'))))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }
 

@@ -20,6 +20,10 @@ export class SqlDeviceQueueStore implements DeviceQueueStore {
     return (await this.#db.selectFrom('lwm2m_queue').selectAll().where('endpoint_id', '=', endpointId).orderBy('seq').execute()).map(toHeld);
   }
 
+  async expiredBefore(before: number, limit: number): Promise<HeldRequest[]> {
+    return (await this.#db.selectFrom('lwm2m_queue').selectAll().where('expires_at', '<', before).orderBy('expires_at').limit(limit).execute()).map(toHeld);
+  }
+
   async add(held: HeldRequest): Promise<void> {
     this.#seq = Math.max(this.#seq + 1, held.createdAt * 1000);
     await this.#db

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import type { Config } from '../../src/config.js';
 import { FuzzService } from './fuzz.js';
 import { TEST_REDIS_URL } from './redis.js';
 import { startService, throwAwayPostgres, type TestService } from './service.js';
@@ -71,10 +72,10 @@ export async function forgetCache(redisUrl: string, accountId: string | undefine
 }
 
 /** Two nodes started in this process on a throw-away PostgreSQL database and the test Redis, the bus shared out. */
-export async function twoNodes(): Promise<{ database: { url: string; drop: () => Promise<void> }; nodeA: TestService; nodeB: TestService }> {
+export async function twoNodes(overrides: Partial<Config> = {}): Promise<{ database: { url: string; drop: () => Promise<void> }; nodeA: TestService; nodeB: TestService }> {
   const database = await throwAwayPostgres();
-  const nodeA = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
-  const nodeB = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL });
+  const nodeA = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL, ...overrides });
+  const nodeB = await startService('sqlite', { databaseUrl: database.url, redisUrl: TEST_REDIS_URL, ...overrides });
   await clusterSettled([nodeA, nodeB]);
   return { database, nodeA, nodeB };
 }

@@ -26,6 +26,9 @@ class SlowStore implements DeviceQueueStore {
   async ofEndpoint(endpointId: string): Promise<HeldRequest[]> {
     return [...this.rows.values()].filter((held) => held.endpointId === endpointId);
   }
+  async expiredBefore(before: number, limit: number): Promise<HeldRequest[]> {
+    return [...this.rows.values()].filter((held) => held.expiresAt < before).slice(0, limit);
+  }
   async add(held: HeldRequest): Promise<void> {
     this.rows.set(held.id, held);
     await this.#gate;
