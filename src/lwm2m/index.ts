@@ -85,6 +85,8 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     store: stores.lwm2m.fota,
     domain,
     management,
+    // Read at each call: in a cluster app.ts routes this channel to the node that holds each device.
+    devices: () => context.channels.lwm2m ?? management,
     links: { create: (accountId, name, options) => domain.fileLinks.create(accountId, name, options), url: downloadUrl },
     ports: () => context.ports,
     publicHost: config.publicHost,

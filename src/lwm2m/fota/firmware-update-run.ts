@@ -9,7 +9,8 @@ import { FIRMWARE_STATE, PROTOCOL_BY_SCHEME, UPDATE_RESULTS, type DeviceOutcome,
 export interface RunContext {
   /** `signal`: withdraws the request while it still waits for the device. */
   perform(endpoint: Endpoint, request: OperationRequest, signal?: AbortSignal): Promise<OperationResult>;
-  registrationOf(endpoint: Endpoint): Registration | undefined;
+  /** In a cluster it may be asked of the node that holds the device. */
+  registrationOf(endpoint: Endpoint): Promise<Registration | undefined>;
   /** The package, for a push (shared by every device of the job). */
   packageBytes(job: FotaJob): Promise<Uint8Array>;
   /** A download URL of the job's file for the device to pull over `scheme`. */
@@ -91,13 +92,18 @@ export class FirmwareUpdateRun {
 
   /** The device registered anew (undefined: its registration ended). */
   registrationChanged(registration: Registration | undefined): void {
+    this.#registrationSeen(registration);
+    if (!registration) this.#deregisteredAt = Date.now();
+    this.#wake?.();
+  }
+
+  #registrationSeen(registration: Registration | undefined): void {
     if (registration) {
       this.#deregisteredAt = undefined;
       if (registration.id !== this.#executedUnder) this.#registrationChanged = true;
     } else {
-      this.#deregisteredAt = Date.now();
+      this.#deregisteredAt ??= Date.now();
     }
-    this.#wake?.();
   }
 
   /** How it ended; undefined when the process is stopping (the run is taken up again at the next start). */
@@ -161,7 +167,7 @@ export class FirmwareUpdateRun {
         const bytes = await this.#context.packageBytes(this.#job);
         await this.#perform({ operation: 'write', path: '/5/0/0', value: bytes, format: 'opaque' });
       } else {
-        const uri = await this.#context.packageUri(this.#job, this.#endpoint, this.#pullScheme());
+        const uri = await this.#context.packageUri(this.#job, this.#endpoint, await this.#pullScheme());
         await this.#perform({ operation: 'write', path: '/5/0/1', value: uri });
       }
     }
@@ -179,12 +185,12 @@ export class FirmwareUpdateRun {
       execute = this.#status.state === FIRMWARE_STATE.downloaded && !isFailure(this.#status.result);
     }
     if (execute) {
-      this.#executedUnder = this.#context.registrationOf(this.#endpoint)?.id;
+      this.#executedUnder = (await this.#context.registrationOf(this.#endpoint))?.id;
       this.#registrationChanged = false;
       this.#status.result = 0;
       await this.#perform({ operation: 'exec', path: '/5/0/2' });
     } else {
-      this.#executedUnder = this.#context.registrationOf(this.#endpoint)?.id;
+      this.#executedUnder = (await this.#context.registrationOf(this.#endpoint))?.id;
     }
     const status = await this.#waitFor('updating', (s) => this.#registrationChanged || s.result === 1 || isFailure(s.result), { pollWhileUpdating: true });
     if (isFailure(status.result)) return this.#failed('updating', status.result ?? null);
@@ -212,13 +218,18 @@ export class FirmwareUpdateRun {
       const now = Date.now();
       if (now >= deadline) throw new StepEnd({ outcome: 'aborted', reason: `timed out: the device did not finish ${step} within ${this.#job.options.stepTimeoutMs} ms`, failedStep: step, updateResult: this.#status.result ?? null, version: null });
       // De-registered and not back within a poll: it is gone (a reboot re-registers at once).
-      if (options.abortOnDeregistration && this.#deregisteredAt !== undefined && now - this.#deregisteredAt > this.#pollMs && !this.#context.registrationOf(this.#endpoint)) {
+      if (options.abortOnDeregistration && this.#deregisteredAt !== undefined && now - this.#deregisteredAt > this.#pollMs && !(await this.#context.registrationOf(this.#endpoint))) {
         throw new StepEnd({ outcome: 'aborted', reason: 'the device de-registered', failedStep: step, updateResult: this.#status.result ?? null, version: null });
       }
       if (now >= nextPoll) {
         nextPoll = now + this.#pollMs;
+        // In a cluster the device may be held by another node, whose notifications and registration changes do not
+        // reach this one: the poll sees them.
+        const registration = await this.#context.registrationOf(this.#endpoint);
+        this.#registrationSeen(registration);
+        if (this.#registrationChanged && options.pollWhileUpdating) continue;
         // A device rebooting into its new firmware answers nothing until it registers again: no read then.
-        if (this.#context.registrationOf(this.#endpoint) && (!options.pollWhileUpdating || this.#status.state !== FIRMWARE_STATE.updating)) {
+        if (registration && (!options.pollWhileUpdating || this.#status.state !== FIRMWARE_STATE.updating)) {
           await this.#readStatus(Math.min(this.#pollMs * 4, Math.max(deadline - now, 1))).catch(() => undefined);
           continue;
         }
@@ -265,13 +276,13 @@ export class FirmwareUpdateRun {
     const protocols = new Set((result?.values ?? []).map((v) => Number(v.value)));
     // A device without /5/0/8 (object 5 version 1.0) supports CoAP (the resource's default).
     if (result === undefined) protocols.add(PROTOCOL_BY_SCHEME.coap);
-    const order = this.#context.registrationOf(this.#endpoint)?.secure ? ['coaps', 'coap', 'http'] as const : PULL_ORDER;
+    const order = (await this.#context.registrationOf(this.#endpoint))?.secure ? ['coaps', 'coap', 'http'] as const : PULL_ORDER;
     return order.filter((scheme) => protocols.has(PROTOCOL_BY_SCHEME[scheme]));
   }
 
-  #pullScheme(): PullScheme {
+  async #pullScheme(): Promise<PullScheme> {
     if (this.#job.options.protocol) return this.#job.options.protocol;
-    return this.#context.registrationOf(this.#endpoint)?.secure ? 'coaps' : 'coap';
+    return (await this.#context.registrationOf(this.#endpoint))?.secure ? 'coaps' : 'coap';
   }
 
   /** An empty Package URI (pull) or Package (push) sets State Idle and Update Result 0 (5.xml, State). */
@@ -302,7 +313,7 @@ export class FirmwareUpdateRun {
   async #cancelled(step: DeviceStep): Promise<RunEnd> {
     if (step === 'downloading' || step === 'preparing') {
       // A device that is not registered is not told: the reset would only wait in its queue.
-      if (this.#context.registrationOf(this.#endpoint)) {
+      if (await this.#context.registrationOf(this.#endpoint)) {
         const request = this.#mode === 'push' ? { operation: 'write' as const, path: '/5/0/0', value: new Uint8Array(0), format: 'opaque' } : { operation: 'write' as const, path: '/5/0/1', value: '' };
         await this.#context.perform(this.#endpoint, { ...request, timeoutMs: Math.min(this.#job.options.stepTimeoutMs, 10_000) }).catch(() => undefined);
       }

@@ -8,6 +8,7 @@ import type { Scope } from '../../domain/scope.js';
 import { nowIso } from '../../domain/time.js';
 import { AppError } from '../../errors.js';
 import type { DeviceManagement } from '../device-management.js';
+import type { Lwm2mChannel } from '../lwm2m-channel.js';
 import type { FotaChannel, FotaInput, JobView } from './fota-channel.js';
 import { FirmwareUpdateRun, STOPPING, type RunContext, type RunEnd } from './firmware-update-run.js';
 import { UPDATE_RESULTS, type DeviceStep, type FotaDevice, type FotaJob, type FotaSelector, type FotaStore, type PullScheme } from './model.js';
@@ -22,6 +23,11 @@ export interface FotaServiceOptions {
   readonly store: FotaStore;
   readonly domain: Pick<Domain, 'endpoints' | 'files' | 'services'>;
   readonly management: DeviceManagement;
+  /**
+   * Where a run's device requests go, read at each call: in a cluster the routed channel (the node that holds the
+   * device's registration, src/devices/device-routing.ts); `management` by default.
+   */
+  readonly devices?: () => Lwm2mChannel;
   readonly links: PackageLinks;
   /** The service's own ports devices pull from (known once the servers listen). */
   readonly ports: () => { http?: number | undefined; coap?: number | undefined; coaps?: number | undefined };
@@ -252,9 +258,10 @@ export class FotaService implements FotaChannel {
       return;
     }
     const started = Date.now();
+    const devices = (): Lwm2mChannel => this.#options.devices?.() ?? this.#options.management;
     const context: RunContext = {
-      perform: (target, request, signal) => this.#options.management.perform(target, request, signal === undefined ? {} : { signal }),
-      registrationOf: (target) => this.#options.management.registrationOf(target),
+      perform: (target, request, signal) => devices().perform(target, request, signal === undefined ? {} : { signal }),
+      registrationOf: async (target) => devices().registrationOf(target),
       packageBytes: (target) => this.#package(target),
       packageUri: (target, device, scheme) => this.#packageUri(target, device, scheme),
       fileUnchanged: async (target) => (await this.#options.domain.files.info(target.accountId, target.file.name).catch(() => undefined))?.sha256 === target.file.sha256,
