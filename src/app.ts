@@ -14,7 +14,6 @@ import { OutboundHttp } from './devices/outbound-http.js';
 import { DevicePresence } from './devices/presence.js';
 import { SendCaps } from './devices/send-caps.js';
 import { SendGuard } from './devices/send-guard.js';
-import { deviceServers } from './devices/servers.js';
 import { shareCaches } from './domain/change-notices.js';
 import { ClusterEventBus } from './events/cluster-bus.js';
 import { DurableEventBus, type EventBus } from './events/event-bus.js';
@@ -23,10 +22,10 @@ import { RetentionJob } from './events/retention.js';
 import { MemoryCache } from './triggers/cache.js';
 import { NO_MAILER, SmtpMailer } from './triggers/mailer.js';
 import { TriggerEngine } from './triggers/engine.js';
-import { SERVICE_NAMESPACES } from './triggers/namespaces/index.js';
 import { LocalSignals } from './triggers/signals.js';
 import { WorkerPool } from './triggers/sandbox/worker-pool.js';
 import { createLogger } from './logger.js';
+import { deviceServers, PROTOCOL_ROUTES, SERVICE_NAMESPACES, SERVICE_TYPES } from './protocols/index.js';
 import { ServerCertificate } from './dtls/server-certificate.js';
 import { BootstrapConfigs } from './lwm2m/bootstrap/configs.js';
 import { ObjectRegistry } from './lwm2m/objects/registry.js';
@@ -317,7 +316,7 @@ export class IotBridge {
     });
     // `/ready` in a cluster: this node's share of the bus.
     const readiness = bus instanceof ClusterEventBus ? () => ({ node: bus.state.node, shards: bus.state.shards.length, liveNodes: bus.state.liveNodes }) : undefined;
-    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, cluster: readiness, objects, bootstrapConfigs, serverCertificate, devices: channels, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, importJobs: sql.importJobs, uiDir: config.uiDir, metrics, licence, oidc, superAdmin: { admin: superAdmin, diagnostics } });
+    const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, cluster: readiness, objects, bootstrapConfigs, serverCertificate, devices: channels, protocols: { serviceTypes: SERVICE_TYPES, routes: PROTOCOL_ROUTES }, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, importJobs: sql.importJobs, uiDir: config.uiDir, metrics, licence, oidc, superAdmin: { admin: superAdmin, diagnostics } });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
     sendGuard.addOwnPorts([ports.http]);

@@ -23,12 +23,7 @@ import { oidcRoutes } from './routes/oidc.js';
 import type { OidcSignIn } from '../oidc/oidc-sign-in.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
-import { objectRoutes } from './routes/objects.js';
-import { loraRoutes } from './routes/lora.js';
 import { metricsRoutes } from './routes/metrics.js';
-import { lwm2mRoutes } from './routes/lwm2m.js';
-import { bootstrapRoutes } from './routes/bootstrap.js';
-import { endpointSecurityRoutes } from './routes/endpoint-security.js';
 import { fileRoutes } from './routes/files.js';
 import { geofenceRoutes } from './routes/geofences.js';
 import { locationRoutes } from './routes/location.js';
@@ -43,10 +38,9 @@ import type { Licence } from '../licence/licence.js';
 import { requestLogPlugin } from './request-log.js';
 import { prometheusRoutes } from './routes/prometheus.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
-import { fotaRoutes } from './routes/fota.js';
-import { coapsRoutes } from './routes/coaps.js';
 import { downloadRoutes } from './routes/downloads.js';
 import { serviceRoutes } from './routes/services.js';
+import type { ServiceTypeInfo } from './service-types.js';
 import { superRoutes } from './routes/super.js';
 import { accountGuardPlugin } from './account-guard.js';
 import type { SuperAdmin } from '../admin/super-admin.js';
@@ -56,6 +50,19 @@ import { tokenRoutes } from './routes/tokens.js';
 import { triggerRoutes } from './routes/triggers.js';
 import { uiRoutes } from './routes/ui.js';
 import { userRoutes } from './routes/users.js';
+
+/** What a protocol's HTTP routes are given (src/protocols/): each takes its slice. */
+export interface ProtocolRouteDeps {
+  readonly domain: Domain;
+  readonly devices: DeviceChannels;
+  readonly presence: DevicePresence;
+  readonly objects: ObjectRegistry;
+  readonly bootstrapConfigs: BootstrapConfigs;
+  readonly serverCertificate: ServerCertificate | undefined;
+}
+
+/** A protocol's HTTP routes: registers its route plugins on the API. */
+export type ProtocolRoutes = (app: FastifyInstance, deps: ProtocolRouteDeps) => Promise<void>;
 
 export interface HttpApiOptions {
   readonly domain: Domain;
@@ -74,6 +81,8 @@ export interface HttpApiOptions {
   readonly serverCertificate: ServerCertificate | undefined;
   /** The device servers' APIs (LwM2M device management for `/endpoints/{ref}/lwm2m/…`). */
   readonly devices: DeviceChannels;
+  /** The protocols' service types (`GET /services/types`) and HTTP routes (src/protocols/). */
+  readonly protocols: { readonly serviceTypes: readonly ServiceTypeInfo[]; readonly routes: readonly ProtocolRoutes[] };
   /** Which proxies' X-Forwarded-For gives the client's address (`IOTBRIDGE_TRUST_PROXY`). */
   readonly trustProxy: boolean | number | string;
   /** The longest file upload, in bytes (`IOTBRIDGE_FILE_MAX_BYTES`). */
@@ -100,7 +109,7 @@ export interface HttpApiOptions {
 const MAX_PATH_PARAM = 2048;
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
-export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, cluster, objects, bootstrapConfigs, serverCertificate, devices, trustProxy, downloads, fileMaxBytes, importMaxBytes, importJobs, uiDir, metrics, licence, oidc, superAdmin }: HttpApiOptions): Promise<FastifyInstance> {
+export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, cluster, objects, bootstrapConfigs, serverCertificate, devices, protocols, trustProxy, downloads, fileMaxBytes, importMaxBytes, importJobs, uiDir, metrics, licence, oidc, superAdmin }: HttpApiOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request costs more than the request itself at load; errors are still logged.
@@ -164,16 +173,12 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(accountRoutes, { domain });
   await app.register(tokenRoutes, { domain });
   await app.register(userRoutes, { domain });
-  await app.register(serviceRoutes, { domain });
+  await app.register(serviceRoutes, { domain, serviceTypes: protocols.serviceTypes });
   await app.register(endpointRoutes, { domain });
   await app.register(eventRoutes, { domain });
   await app.register(triggerRoutes, { domain, engine });
   await app.register(metricsRoutes, { domain });
   await app.register(superRoutes, { domain, ...superAdmin });
-  await app.register(objectRoutes, { objects });
-  await app.register(lwm2mRoutes, { domain, devices });
-  await app.register(bootstrapRoutes, { domain, bootstrapConfigs });
-  await app.register(endpointSecurityRoutes, { domain });
   await app.register(fileRoutes, { domain, fileMaxBytes });
   await app.register(locationRoutes, { domain });
   await app.register(geofenceRoutes, { domain });
@@ -183,10 +188,8 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(imexRoutes, { domain, jobStore: importJobs, importMaxBytes: importMaxBytes ?? 256 * 1024 * 1024, bootstrapConfigs });
   await app.register(solutionRoutes, { domain });
   if (licence) await app.register(licenceRoutes, { licence });
-  await app.register(fotaRoutes, { devices });
-  await app.register(coapsRoutes, { serverCertificate });
   await app.register(downloadRoutes, { domain, publicHost: downloads?.publicHost, ports: downloads?.ports ?? {} });
-  await app.register(loraRoutes, { domain, presence });
+  for (const routes of protocols.routes) await routes(app, { domain, devices, presence, objects, bootstrapConfigs, serverCertificate });
   internalCalls.attach(app);
   return app;
 }

@@ -44,6 +44,9 @@ export class TriggerEngine {
   /** The last execution write whose failure is being watched for. */
   #watched: Promise<void> | undefined;
 
+  /** The namespaces scripts can call (`GET /triggers/namespaces` lists them). */
+  readonly namespaces: readonly Namespace[];
+
   constructor(deps: { domain: Domain; runner: ScriptRunner; services: ScriptServices; namespaces: readonly Namespace[]; wallTimeoutMs: number; logger: Logger; runs?: () => boolean; accounts?: AccountGate }) {
     this.#domain = deps.domain;
     this.#runner = deps.runner;
@@ -52,6 +55,7 @@ export class TriggerEngine {
     this.#logger = deps.logger;
     this.#runs = deps.runs ?? (() => true);
     this.#accounts = deps.accounts;
+    this.namespaces = deps.namespaces;
     for (const namespace of deps.namespaces) {
       this.#names[namespace.name] = [...(this.#names[namespace.name] ?? []), ...Object.keys(namespace.functions)];
       for (const [fn, host] of Object.entries(namespace.functions)) this.#functions.set(`${namespace.name}.${fn}`, host);

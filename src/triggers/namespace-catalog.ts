@@ -1,6 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { LOCAL_NAMESPACES } from './namespaces/local/index.js';
-import { SERVICE_NAMESPACES } from './namespaces/index.js';
 import type { Namespace } from './namespaces/namespace.js';
 import type { LocalNamespace } from './namespaces/local/local.js';
 
@@ -27,16 +26,19 @@ interface Doc {
 
 /**
  * Every namespace and function scripts can call. The names come from the registered namespaces themselves
- * (`SERVICE_NAMESPACES`, `LOCAL_NAMESPACES`), so the list cannot drift from what runs; signatures and
+ * (the engine's, `LOCAL_NAMESPACES`), so the list cannot drift from what runs; signatures and
  * descriptions are read from the `/** ns.fn(args) → … *\/` doc comments next to each function in the
  * namespaces' source (kept in the build: tsc keeps comments).
  */
-export function namespaceCatalog(service: readonly Namespace[] = SERVICE_NAMESPACES, local: Readonly<Record<string, LocalNamespace>> = LOCAL_NAMESPACES): Promise<CatalogNamespace[]> {
-  if (service === SERVICE_NAMESPACES && local === LOCAL_NAMESPACES) return (cached ??= build(service, local));
-  return build(service, local);
+export function namespaceCatalog(service: readonly Namespace[], local: Readonly<Record<string, LocalNamespace>> = LOCAL_NAMESPACES): Promise<CatalogNamespace[]> {
+  if (local !== LOCAL_NAMESPACES) return build(service, local);
+  let built = cached.get(service);
+  if (!built) cached.set(service, (built = build(service, local)));
+  return built;
 }
 
-let cached: Promise<CatalogNamespace[]> | undefined;
+/** Built once per list of namespaces (one per process). */
+const cached = new WeakMap<readonly Namespace[], Promise<CatalogNamespace[]>>();
 
 async function build(service: readonly Namespace[], local: Readonly<Record<string, LocalNamespace>>): Promise<CatalogNamespace[]> {
   const docs = await readDocs();

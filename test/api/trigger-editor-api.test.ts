@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { LOCAL_NAMESPACES } from '../../src/triggers/namespaces/local/index.js';
-import { SERVICE_NAMESPACES } from '../../src/triggers/namespaces/index.js';
+import { SERVICE_NAMESPACES } from '../../src/protocols/index.js';
 import { docComments } from '../../src/triggers/namespace-catalog.js';
 import { assertError, createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { startService, type TestService } from '../helpers/service.js';

@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import type { Domain } from '../../domain/domain.js';
 import { pageRequest } from '../../domain/pagination.js';
 import { ERROR_RESPONSES, IdParams, List, PageQuery, Service, ServiceType, ServiceWrite } from '../schemas.js';
-import { SERVICE_TYPE_INFO } from '../service-types.js';
+import type { ServiceTypeInfo } from '../service-types.js';
 
-export const serviceRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (app, { domain }) => {
+export const serviceRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; serviceTypes: readonly ServiceTypeInfo[] }> = async (app, { domain, serviceTypes }) => {
   const { services } = domain;
 
   app.get(
@@ -50,7 +50,7 @@ export const serviceRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asyn
         },
       },
     },
-    async (request) => ({ items: SERVICE_TYPE_INFO.filter((info) => request.query.type === undefined || info.type === request.query.type) }),
+    async (request) => ({ items: serviceTypes.filter((info) => request.query.type === undefined || info.type === request.query.type) }),
   );
 
   app.get(

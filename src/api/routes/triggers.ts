@@ -52,7 +52,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ domain: Domain; engine: 
         response: { 200: Type.Object({ items: Type.Array(ScriptNamespace) }), ...ERROR_RESPONSES },
       },
     },
-    async () => ({ items: await namespaceCatalog() }),
+    async () => ({ items: await namespaceCatalog(engine.namespaces) }),
   );
 
   app.post(

@@ -3,7 +3,6 @@ import { activityNamespace } from './activity.js';
 import { apiNamespace } from './api.js';
 import { emailNamespace } from './email.js';
 import { cacheNamespace } from './cache.js';
-import { coapNamespace } from './coap.js';
 import { endpointNamespace } from './endpoint.js';
 import { execNamespace } from './exec.js';
 import { fileNamespace } from './file.js';
@@ -12,18 +11,16 @@ import { locationNamespace } from './location.js';
 import { reportNamespace } from './report.js';
 import { alertNamespace } from './alert.js';
 import { historyNamespace } from './history.js';
-import { loraNamespace } from './lora.js';
-import { lwm2mNamespace } from './lwm2m.js';
-import { mqttNamespace } from './mqtt.js';
 import type { Namespace } from './namespace.js';
 import { prometheusNamespace } from './prometheus.js';
 import { queueNamespace } from './queue.js';
-import { tcpNamespace } from './tcp.js';
 import { triggerNamespace } from './trigger.js';
-import { udpNamespace } from './udp.js';
 
-/** Every namespace scripts can call in the service; add a module here to add one. */
-export const SERVICE_NAMESPACES: readonly Namespace[] = [
+/**
+ * The platform's namespaces scripts can call in the service; add a module here to add one. Those that reach a
+ * protocol's devices come with its module (src/protocols/), and src/protocols/index.ts puts the two lists together.
+ */
+export const CORE_NAMESPACES: readonly Namespace[] = [
   endpointNamespace,
   historyNamespace,
   cacheNamespace,
@@ -34,12 +31,6 @@ export const SERVICE_NAMESPACES: readonly Namespace[] = [
   apiNamespace,
   emailNamespace,
   activityNamespace,
-  udpNamespace,
-  tcpNamespace,
-  loraNamespace,
-  coapNamespace,
-  lwm2mNamespace,
-  mqttNamespace,
   fileNamespace,
   locationNamespace,
   geofenceNamespace,

@@ -8076,1596 +8076,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/lwm2m/objects": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** LwM2M objects the acting account sees: shipped ones and its own uploads, in id order */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page size (default 100, at most 1000) */
-                    limit?: number;
-                    /** @description Items to skip */
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: {
-                                /** @description LwM2M object id */
-                                id: number;
-                                name: string;
-                                /** @description Object version, e.g. 1.1 */
-                                version: string;
-                                /** @description LwM2M version the object targets */
-                                lwm2mVersion: string;
-                                urn: string;
-                                /** @description Multiple-instance object */
-                                multiple: boolean;
-                                mandatory: boolean;
-                                /**
-                                 * @description shipped with the product, or uploaded by the acting account (overrides a shipped one)
-                                 * @enum {unknown}
-                                 */
-                                source: "shipped" | "account";
-                            }[];
-                            /** @description Items matching, over all pages */
-                            total: number;
-                            limit: number;
-                            offset: number;
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        /** Upload OMA object definitions (DDF XML) for the acting account; they override shipped ones of the same id */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/xml": string;
-                    "text/xml": string;
-                    "application/json": {
-                        /** @description OMA object definition XML (LWM2M.xsd): <LWM2M> with one or more <Object> */
-                        xml: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: {
-                                /** @description LwM2M object id */
-                                id: number;
-                                name: string;
-                                /** @description Object version, e.g. 1.1 */
-                                version: string;
-                                /** @description LwM2M version the object targets */
-                                lwm2mVersion: string;
-                                urn: string;
-                                /** @description Multiple-instance object */
-                                multiple: boolean;
-                                mandatory: boolean;
-                                /**
-                                 * @description shipped with the product, or uploaded by the acting account (overrides a shipped one)
-                                 * @enum {unknown}
-                                 */
-                                source: "shipped" | "account";
-                                description?: string;
-                                resources: {
-                                    id: number;
-                                    name: string;
-                                    /**
-                                     * @description R, W, RW, E (execute), or empty (bootstrap only)
-                                     * @enum {unknown}
-                                     */
-                                    operations: "R" | "W" | "RW" | "E" | "";
-                                    /** @description Multiple-instance resource */
-                                    multiple: boolean;
-                                    mandatory: boolean;
-                                    /** @enum {unknown} */
-                                    type: "string" | "integer" | "unsigned" | "float" | "boolean" | "opaque" | "time" | "objlnk" | "corelnk" | "none";
-                                    rangeEnumeration?: string;
-                                    units?: string;
-                                    description?: string;
-                                }[];
-                            }[];
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/lwm2m/objects/{objectId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One LwM2M object with its resources, as the acting account sees it */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description LwM2M object id */
-                    objectId: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description LwM2M object id */
-                            id: number;
-                            name: string;
-                            /** @description Object version, e.g. 1.1 */
-                            version: string;
-                            /** @description LwM2M version the object targets */
-                            lwm2mVersion: string;
-                            urn: string;
-                            /** @description Multiple-instance object */
-                            multiple: boolean;
-                            mandatory: boolean;
-                            /**
-                             * @description shipped with the product, or uploaded by the acting account (overrides a shipped one)
-                             * @enum {unknown}
-                             */
-                            source: "shipped" | "account";
-                            description?: string;
-                            resources: {
-                                id: number;
-                                name: string;
-                                /**
-                                 * @description R, W, RW, E (execute), or empty (bootstrap only)
-                                 * @enum {unknown}
-                                 */
-                                operations: "R" | "W" | "RW" | "E" | "";
-                                /** @description Multiple-instance resource */
-                                multiple: boolean;
-                                mandatory: boolean;
-                                /** @enum {unknown} */
-                                type: "string" | "integer" | "unsigned" | "float" | "boolean" | "opaque" | "time" | "objlnk" | "corelnk" | "none";
-                                rangeEnumeration?: string;
-                                units?: string;
-                                description?: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        /** Delete the acting account's uploaded definition of an object (the shipped one, if any, applies again) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description LwM2M object id */
-                    objectId: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/endpoints/{ref}/lwm2m/{operation}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send an LwM2M operation to the device and wait for its answer (or, with context, answer 202 and emit lwm2m-result) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                    operation: "read" | "write" | "exec" | "create" | "delete" | "discover" | "writeAttributes" | "observe" | "cancelObserve" | "readComposite" | "writeMulti" | "observeComposite";
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description LwM2M path: /object[/instance[/resource[/instance]]]; `/` (the default) for readComposite and writeMulti */
-                        path?: string;
-                        /** @description readComposite, observeComposite: the paths; cancelObserve: the paths of the composite observation to cancel */
-                        paths?: string[];
-                        /** @description cancelObserve: the token of the observation to cancel (as its lwm2m-data events carry it) */
-                        token?: string;
-                        /** @description write/create: the value of the resource at `path` */
-                        value?: unknown;
-                        /** @description write/create: values by absolute resource path, e.g. {"/3/0/14": "+02:00"} */
-                        values?: {
-                            [key: string]: unknown;
-                        };
-                        /** @description text, opaque, tlv, json, senml-json, senml-cbor, cbor, raw-cbor; default: preferredFormat, what worked, what the device announced (docs/lwm2m.md "Content formats") */
-                        format?: string;
-                        /** @description write: partial update (CoAP POST) instead of replace (PUT) */
-                        partial?: boolean;
-                        /** @description exec: arguments, e.g. 0='v',1 */
-                        args?: string;
-                        attributes?: {
-                            [key: string]: number | string;
-                        };
-                        /**
-                         * @description ms to wait for the device (CoAP retransmissions included)
-                         * @default 30000
-                         */
-                        timeout?: number;
-                        /** @description Do not send now: wait in the device queue for its next update */
-                        directToQueue?: boolean;
-                        /** @description ms the request may wait in the device queue (queue mode, unavailable device); default: timeout, or 1 day with context */
-                        queueTimeout?: number;
-                        /** @description Answer 202 at once; the request is stored, and its outcome arrives as an lwm2m-result event carrying this context */
-                        context?: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            operation: string;
-                            path: string;
-                            /** @description The device's CoAP response code */
-                            code: string;
-                            values?: {
-                                path: string;
-                                /** @description Resource type from the object definition (string, integer, float, boolean, opaque as base64, time as ISO 8601, objlnk as "o:i") */
-                                type: string;
-                                value: string | number | boolean;
-                                /** @description Measurement time, when the device gave one */
-                                time?: string;
-                            }[];
-                            links?: {
-                                target: string;
-                                attributes: {
-                                    name: string;
-                                    value?: string;
-                                }[];
-                            }[];
-                            location?: string;
-                            /** @description Ties the request to the lwm2m-data event it produced; observe: the observation token its notifications carry too */
-                            token: string;
-                            durationMs: number;
-                            /** @description observe: the device accepted the observation; notifications become lwm2m-data events */
-                            observing?: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            accepted: boolean;
-                            /** @description The held request: its lwm2m-result events carry it; GET/DELETE .../lwm2m/queue */
-                            id: string;
-                            /** @description It waits for the device (an intermediate lwm2m-result says so); false: it is being sent now */
-                            queued: boolean;
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                405: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                504: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/endpoints/{ref}/lwm2m/proxy_send": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** lwm2m.proxy_send: hold a request until the device can take it (through re-registrations and restarts, for up to ttl); each outcome is an lwm2m-result event with the context */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description LwM2M path: /object[/instance[/resource[/instance]]]; `/` (the default) for readComposite and writeMulti */
-                        path?: string;
-                        /** @description readComposite, observeComposite: the paths; cancelObserve: the paths of the composite observation to cancel */
-                        paths?: string[];
-                        /** @description cancelObserve: the token of the observation to cancel (as its lwm2m-data events carry it) */
-                        token?: string;
-                        /** @description write/create: the value of the resource at `path` */
-                        value?: unknown;
-                        /** @description write/create: values by absolute resource path, e.g. {"/3/0/14": "+02:00"} */
-                        values?: {
-                            [key: string]: unknown;
-                        };
-                        /** @description text, opaque, tlv, json, senml-json, senml-cbor, cbor, raw-cbor; default: preferredFormat, what worked, what the device announced (docs/lwm2m.md "Content formats") */
-                        format?: string;
-                        /** @description write: partial update (CoAP POST) instead of replace (PUT) */
-                        partial?: boolean;
-                        /** @description exec: arguments, e.g. 0='v',1 */
-                        args?: string;
-                        attributes?: {
-                            [key: string]: number | string;
-                        };
-                        /**
-                         * @description ms to wait for the device (CoAP retransmissions included)
-                         * @default 30000
-                         */
-                        timeout?: number;
-                        /** @description Do not send now: wait in the device queue for its next update */
-                        directToQueue?: boolean;
-                        /** @description ms the request may wait in the device queue (queue mode, unavailable device); default: timeout, or 1 day with context */
-                        queueTimeout?: number;
-                        /** @enum {unknown} */
-                        operation: "read" | "write" | "exec" | "create" | "delete" | "discover" | "writeAttributes" | "readComposite" | "writeMulti";
-                        /** @description Given back in every lwm2m-result event of the request */
-                        context?: unknown;
-                        /** @description ms the request may wait for the device (default 14 days) */
-                        ttl?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            accepted: boolean;
-                            /** @description The held request: its lwm2m-result events carry it; GET/DELETE .../lwm2m/queue */
-                            id: string;
-                            /** @description It waits for the device (an intermediate lwm2m-result says so); false: it is being sent now */
-                            queued: boolean;
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/endpoints/{ref}/lwm2m/queue": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The asynchronous requests and proxy_send requests waiting for the device, in the order they will be sent */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Every request waiting, synchronous callers included */
-                            waiting: number;
-                            items: {
-                                id: string;
-                                /**
-                                 * @description queued: an asynchronous request (a new registration purges it); proxy: proxy_send
-                                 * @enum {unknown}
-                                 */
-                                kind: "queued" | "proxy";
-                                operation: string;
-                                path: string;
-                                context: unknown;
-                                createdAt: string;
-                                expiresAt: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/endpoints/{ref}/lwm2m/queue/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Withdraw a waiting asynchronous or proxy_send request before it is sent (its lwm2m-result says cancelled) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/endpoints/{ref}/lwm2m/objects": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The objects and instances the device registered, its registration, the last-known values read from it and its active observations */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            registered: boolean;
-                            registration?: {
-                                [key: string]: unknown;
-                            };
-                            objects: {
-                                id: number;
-                                name?: string;
-                                instances: number[];
-                            }[];
-                            lastKnown: {
-                                path: string;
-                                /** @description Resource type from the object definition (string, integer, float, boolean, opaque as base64, time as ISO 8601, objlnk as "o:i") */
-                                type: string;
-                                value: string | number | boolean;
-                                /** @description Measurement time, when the device gave one */
-                                time?: string;
-                            }[];
-                            /** @description Active observations (observe; observeComposite with its paths); they end with the registration */
-                            observations: {
-                                path: string;
-                                paths?: string[];
-                                token: string;
-                                since: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/endpoints/{ref}/bootstrap": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The endpoint's bootstrap configuration: its own, else its service's default; 404 when neither exists */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description What the LwM2M Bootstrap-Server writes into the device at its Bootstrap-Request */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            endpointId: string;
-                            /**
-                             * @description endpoint: the endpoint's own configuration; service: its service's option bootstrap (the default)
-                             * @enum {unknown}
-                             */
-                            source: "endpoint" | "service";
-                            updatedAt?: string;
-                            /** @description The configuration with its defaults; PSK keys are write-only (pskKeySet: true) */
-                            config: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        /** Set the endpoint's bootstrap configuration (replaces its service's default for this endpoint) */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            /** @description LwM2M bootstrap configuration of an endpoint */
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The LwM2M Server Accounts to write */
-                        servers: {
-                            /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
-                            uri: string;
-                            /** @description Short Server ID, unique in the configuration */
-                            shortServerId: number;
-                            /** @description Registration lifetime in seconds (default 300) */
-                            lifetime?: number;
-                            /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
-                            binding?: string;
-                            /**
-                             * @description nosec, or psk with pskIdentity and pskKey
-                             * @enum {unknown}
-                             */
-                            securityMode: "nosec" | "psk" | "x509";
-                            /** @description PSK identity (psk only), at most 128 bytes of UTF-8 */
-                            pskIdentity?: string;
-                            /** @description PSK (psk only) in hex, 1 to 64 bytes */
-                            pskKey?: string;
-                            /** @description x509 only: the device's certificate (PEM, EC P-256), written to Security resource 3 */
-                            certificate?: string;
-                            /** @description x509 only: the device's private key (PEM), written to resource 5 as PKCS#8 DER; write-only */
-                            privateKey?: string;
-                            /** @description Notification Storing When Disabled or Offline (default true) */
-                            notificationStoring?: boolean;
-                            /** @description Default Minimum Period, seconds */
-                            defaultMinPeriod?: number;
-                            /** @description Default Maximum Period, seconds */
-                            defaultMaxPeriod?: number;
-                        }[];
-                        /** @description Server Object Instance id of the first server; server i gets serverInstance + i (default 1) */
-                        serverInstance?: number;
-                        /** @description Security Object Instance id of the first server; server i gets securityInstance + i (default 1) */
-                        securityInstance?: number;
-                        /**
-                         * @description One Bootstrap-Write per object instance (default) or per resource
-                         * @enum {unknown}
-                         */
-                        writeAs?: "instances" | "resources";
-                        /**
-                         * @description Content format of the writes; default: the pct of the Bootstrap-Request when SenML JSON, SenML CBOR or TLV, else TLV. text writes one resource per request
-                         * @enum {unknown}
-                         */
-                        writeEncoding?: "tlv" | "text" | "senml_cbor" | "senml_json";
-                        tuning?: {
-                            /** @description Write no Security instance for NoSec servers, and keep /0 (no Bootstrap-Delete of /0): the device keeps the NoSec records it has (default false) */
-                            dontWriteNoSecSecRecs?: boolean;
-                        };
-                        /** @description Bootstrap-Delete /0 and /1 before writing (default true); the Bootstrap-Server account itself is never deleted */
-                        deleteFirst?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description What the LwM2M Bootstrap-Server writes into the device at its Bootstrap-Request */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            endpointId: string;
-                            /**
-                             * @description endpoint: the endpoint's own configuration; service: its service's option bootstrap (the default)
-                             * @enum {unknown}
-                             */
-                            source: "endpoint" | "service";
-                            updatedAt?: string;
-                            /** @description The configuration with its defaults; PSK keys are write-only (pskKeySet: true) */
-                            config: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        post?: never;
-        /** Remove the endpoint's own bootstrap configuration (its service's default, if any, applies again) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/endpoints/{ref}/security": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The endpoint's DTLS security mode and PSK identity (never the key) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {unknown} */
-                            mode: "psk" | "x509";
-                            identity?: string;
-                            /** @description A PSK is stored (it is never shown) */
-                            keySet?: boolean;
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        /** Set how the endpoint's device authenticates over DTLS (PSK or X.509); keys are write-only */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            /** @description How the device authenticates over DTLS (docs/dtls.md) */
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        mode: "psk";
-                        /** @description PSK identity the device presents in its handshake; unique across the service */
-                        identity: string;
-                        /** @description The pre-shared key, hex or base64, 16 to 64 bytes; write-only */
-                        key: string;
-                    } | {
-                        /** @enum {string} */
-                        mode: "x509";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {unknown} */
-                            mode: "psk" | "x509";
-                            identity?: string;
-                            /** @description A PSK is stored (it is never shown) */
-                            keySet?: boolean;
-                            updatedAt: string;
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        post?: never;
-        /** Remove the endpoint's DTLS security (its device can no longer shake hands) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Endpoint id, or `k.<key>` */
-                    ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/file/upload": {
         parameters: {
             query?: never;
@@ -17328,6 +15738,2055 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/download/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Public: the file of a download link (no bearer token); Range to resume */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The file content */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description A byte range of it */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                416: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Public: the file of a download link (no bearer token); Range to resume */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The file content */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description A byte range of it */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                416: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/download/{token}/{*}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Public: the file of a download link, its name after the token (appendFileName) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                    "*": string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The file content */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description A byte range of it */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                416: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Public: the file of a download link, its name after the token (appendFileName) */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                    "*": string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The file content */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description A byte range of it */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                416: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        patch?: never;
+        trace?: never;
+    };
+    "/file/{name}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a download link to a file: devices fetch it over HTTP, CoAP or CoAPS without a token until it expires */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The file name, each "/" percent-encoded (%2F) */
+                    name: string;
+                };
+                cookie?: never;
+            };
+            /** @description Optional: an empty body takes the defaults */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description How long the link works, seconds (default 3600, at most 30 days) */
+                        ttlSeconds?: number;
+                        /** @description Append the file name to the URLs after the token (default false) */
+                        appendFileName?: boolean;
+                        /** @description Write the port even when it is the scheme's default (default false) */
+                        includePortInUrl?: boolean;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The secret of the link: shown in this answer only */
+                            token: string;
+                            name: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** @description The content the link serves; a replaced file makes the link answer 410 */
+                            sha256: string;
+                            size: number;
+                            urls: {
+                                http: string;
+                                coap: string;
+                                /** @description Absent when CoAPS is off */
+                                coaps?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/file/{name}/links/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a download link of a file (at once on this node, within seconds on the others) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    name: string;
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lwm2m/objects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** LwM2M objects the acting account sees: shipped ones and its own uploads, in id order */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (default 100, at most 1000) */
+                    limit?: number;
+                    /** @description Items to skip */
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** @description LwM2M object id */
+                                id: number;
+                                name: string;
+                                /** @description Object version, e.g. 1.1 */
+                                version: string;
+                                /** @description LwM2M version the object targets */
+                                lwm2mVersion: string;
+                                urn: string;
+                                /** @description Multiple-instance object */
+                                multiple: boolean;
+                                mandatory: boolean;
+                                /**
+                                 * @description shipped with the product, or uploaded by the acting account (overrides a shipped one)
+                                 * @enum {unknown}
+                                 */
+                                source: "shipped" | "account";
+                            }[];
+                            /** @description Items matching, over all pages */
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Upload OMA object definitions (DDF XML) for the acting account; they override shipped ones of the same id */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/xml": string;
+                    "text/xml": string;
+                    "application/json": {
+                        /** @description OMA object definition XML (LWM2M.xsd): <LWM2M> with one or more <Object> */
+                        xml: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /** @description LwM2M object id */
+                                id: number;
+                                name: string;
+                                /** @description Object version, e.g. 1.1 */
+                                version: string;
+                                /** @description LwM2M version the object targets */
+                                lwm2mVersion: string;
+                                urn: string;
+                                /** @description Multiple-instance object */
+                                multiple: boolean;
+                                mandatory: boolean;
+                                /**
+                                 * @description shipped with the product, or uploaded by the acting account (overrides a shipped one)
+                                 * @enum {unknown}
+                                 */
+                                source: "shipped" | "account";
+                                description?: string;
+                                resources: {
+                                    id: number;
+                                    name: string;
+                                    /**
+                                     * @description R, W, RW, E (execute), or empty (bootstrap only)
+                                     * @enum {unknown}
+                                     */
+                                    operations: "R" | "W" | "RW" | "E" | "";
+                                    /** @description Multiple-instance resource */
+                                    multiple: boolean;
+                                    mandatory: boolean;
+                                    /** @enum {unknown} */
+                                    type: "string" | "integer" | "unsigned" | "float" | "boolean" | "opaque" | "time" | "objlnk" | "corelnk" | "none";
+                                    rangeEnumeration?: string;
+                                    units?: string;
+                                    description?: string;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lwm2m/objects/{objectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One LwM2M object with its resources, as the acting account sees it */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description LwM2M object id */
+                    objectId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description LwM2M object id */
+                            id: number;
+                            name: string;
+                            /** @description Object version, e.g. 1.1 */
+                            version: string;
+                            /** @description LwM2M version the object targets */
+                            lwm2mVersion: string;
+                            urn: string;
+                            /** @description Multiple-instance object */
+                            multiple: boolean;
+                            mandatory: boolean;
+                            /**
+                             * @description shipped with the product, or uploaded by the acting account (overrides a shipped one)
+                             * @enum {unknown}
+                             */
+                            source: "shipped" | "account";
+                            description?: string;
+                            resources: {
+                                id: number;
+                                name: string;
+                                /**
+                                 * @description R, W, RW, E (execute), or empty (bootstrap only)
+                                 * @enum {unknown}
+                                 */
+                                operations: "R" | "W" | "RW" | "E" | "";
+                                /** @description Multiple-instance resource */
+                                multiple: boolean;
+                                mandatory: boolean;
+                                /** @enum {unknown} */
+                                type: "string" | "integer" | "unsigned" | "float" | "boolean" | "opaque" | "time" | "objlnk" | "corelnk" | "none";
+                                rangeEnumeration?: string;
+                                units?: string;
+                                description?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete the acting account's uploaded definition of an object (the shipped one, if any, applies again) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description LwM2M object id */
+                    objectId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/endpoints/{ref}/lwm2m/{operation}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send an LwM2M operation to the device and wait for its answer (or, with context, answer 202 and emit lwm2m-result) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                    operation: "read" | "write" | "exec" | "create" | "delete" | "discover" | "writeAttributes" | "observe" | "cancelObserve" | "readComposite" | "writeMulti" | "observeComposite";
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description LwM2M path: /object[/instance[/resource[/instance]]]; `/` (the default) for readComposite and writeMulti */
+                        path?: string;
+                        /** @description readComposite, observeComposite: the paths; cancelObserve: the paths of the composite observation to cancel */
+                        paths?: string[];
+                        /** @description cancelObserve: the token of the observation to cancel (as its lwm2m-data events carry it) */
+                        token?: string;
+                        /** @description write/create: the value of the resource at `path` */
+                        value?: unknown;
+                        /** @description write/create: values by absolute resource path, e.g. {"/3/0/14": "+02:00"} */
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description text, opaque, tlv, json, senml-json, senml-cbor, cbor, raw-cbor; default: preferredFormat, what worked, what the device announced (docs/lwm2m.md "Content formats") */
+                        format?: string;
+                        /** @description write: partial update (CoAP POST) instead of replace (PUT) */
+                        partial?: boolean;
+                        /** @description exec: arguments, e.g. 0='v',1 */
+                        args?: string;
+                        attributes?: {
+                            [key: string]: number | string;
+                        };
+                        /**
+                         * @description ms to wait for the device (CoAP retransmissions included)
+                         * @default 30000
+                         */
+                        timeout?: number;
+                        /** @description Do not send now: wait in the device queue for its next update */
+                        directToQueue?: boolean;
+                        /** @description ms the request may wait in the device queue (queue mode, unavailable device); default: timeout, or 1 day with context */
+                        queueTimeout?: number;
+                        /** @description Answer 202 at once; the request is stored, and its outcome arrives as an lwm2m-result event carrying this context */
+                        context?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            operation: string;
+                            path: string;
+                            /** @description The device's CoAP response code */
+                            code: string;
+                            values?: {
+                                path: string;
+                                /** @description Resource type from the object definition (string, integer, float, boolean, opaque as base64, time as ISO 8601, objlnk as "o:i") */
+                                type: string;
+                                value: string | number | boolean;
+                                /** @description Measurement time, when the device gave one */
+                                time?: string;
+                            }[];
+                            links?: {
+                                target: string;
+                                attributes: {
+                                    name: string;
+                                    value?: string;
+                                }[];
+                            }[];
+                            location?: string;
+                            /** @description Ties the request to the lwm2m-data event it produced; observe: the observation token its notifications carry too */
+                            token: string;
+                            durationMs: number;
+                            /** @description observe: the device accepted the observation; notifications become lwm2m-data events */
+                            observing?: boolean;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            accepted: boolean;
+                            /** @description The held request: its lwm2m-result events carry it; GET/DELETE .../lwm2m/queue */
+                            id: string;
+                            /** @description It waits for the device (an intermediate lwm2m-result says so); false: it is being sent now */
+                            queued: boolean;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                405: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/endpoints/{ref}/lwm2m/proxy_send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** lwm2m.proxy_send: hold a request until the device can take it (through re-registrations and restarts, for up to ttl); each outcome is an lwm2m-result event with the context */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description LwM2M path: /object[/instance[/resource[/instance]]]; `/` (the default) for readComposite and writeMulti */
+                        path?: string;
+                        /** @description readComposite, observeComposite: the paths; cancelObserve: the paths of the composite observation to cancel */
+                        paths?: string[];
+                        /** @description cancelObserve: the token of the observation to cancel (as its lwm2m-data events carry it) */
+                        token?: string;
+                        /** @description write/create: the value of the resource at `path` */
+                        value?: unknown;
+                        /** @description write/create: values by absolute resource path, e.g. {"/3/0/14": "+02:00"} */
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description text, opaque, tlv, json, senml-json, senml-cbor, cbor, raw-cbor; default: preferredFormat, what worked, what the device announced (docs/lwm2m.md "Content formats") */
+                        format?: string;
+                        /** @description write: partial update (CoAP POST) instead of replace (PUT) */
+                        partial?: boolean;
+                        /** @description exec: arguments, e.g. 0='v',1 */
+                        args?: string;
+                        attributes?: {
+                            [key: string]: number | string;
+                        };
+                        /**
+                         * @description ms to wait for the device (CoAP retransmissions included)
+                         * @default 30000
+                         */
+                        timeout?: number;
+                        /** @description Do not send now: wait in the device queue for its next update */
+                        directToQueue?: boolean;
+                        /** @description ms the request may wait in the device queue (queue mode, unavailable device); default: timeout, or 1 day with context */
+                        queueTimeout?: number;
+                        /** @enum {unknown} */
+                        operation: "read" | "write" | "exec" | "create" | "delete" | "discover" | "writeAttributes" | "readComposite" | "writeMulti";
+                        /** @description Given back in every lwm2m-result event of the request */
+                        context?: unknown;
+                        /** @description ms the request may wait for the device (default 14 days) */
+                        ttl?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            accepted: boolean;
+                            /** @description The held request: its lwm2m-result events carry it; GET/DELETE .../lwm2m/queue */
+                            id: string;
+                            /** @description It waits for the device (an intermediate lwm2m-result says so); false: it is being sent now */
+                            queued: boolean;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/endpoints/{ref}/lwm2m/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The asynchronous requests and proxy_send requests waiting for the device, in the order they will be sent */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Every request waiting, synchronous callers included */
+                            waiting: number;
+                            items: {
+                                id: string;
+                                /**
+                                 * @description queued: an asynchronous request (a new registration purges it); proxy: proxy_send
+                                 * @enum {unknown}
+                                 */
+                                kind: "queued" | "proxy";
+                                operation: string;
+                                path: string;
+                                context: unknown;
+                                createdAt: string;
+                                expiresAt: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/endpoints/{ref}/lwm2m/queue/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Withdraw a waiting asynchronous or proxy_send request before it is sent (its lwm2m-result says cancelled) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/endpoints/{ref}/lwm2m/objects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The objects and instances the device registered, its registration, the last-known values read from it and its active observations */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            registered: boolean;
+                            registration?: {
+                                [key: string]: unknown;
+                            };
+                            objects: {
+                                id: number;
+                                name?: string;
+                                instances: number[];
+                            }[];
+                            lastKnown: {
+                                path: string;
+                                /** @description Resource type from the object definition (string, integer, float, boolean, opaque as base64, time as ISO 8601, objlnk as "o:i") */
+                                type: string;
+                                value: string | number | boolean;
+                                /** @description Measurement time, when the device gave one */
+                                time?: string;
+                            }[];
+                            /** @description Active observations (observe; observeComposite with its paths); they end with the registration */
+                            observations: {
+                                path: string;
+                                paths?: string[];
+                                token: string;
+                                since: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/endpoints/{ref}/bootstrap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's bootstrap configuration: its own, else its service's default; 404 when neither exists */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the LwM2M Bootstrap-Server writes into the device at its Bootstrap-Request */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            endpointId: string;
+                            /**
+                             * @description endpoint: the endpoint's own configuration; service: its service's option bootstrap (the default)
+                             * @enum {unknown}
+                             */
+                            source: "endpoint" | "service";
+                            updatedAt?: string;
+                            /** @description The configuration with its defaults; PSK keys are write-only (pskKeySet: true) */
+                            config: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        /** Set the endpoint's bootstrap configuration (replaces its service's default for this endpoint) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            /** @description LwM2M bootstrap configuration of an endpoint */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The LwM2M Server Accounts to write */
+                        servers: {
+                            /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                            uri: string;
+                            /** @description Short Server ID, unique in the configuration */
+                            shortServerId: number;
+                            /** @description Registration lifetime in seconds (default 300) */
+                            lifetime?: number;
+                            /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
+                            binding?: string;
+                            /**
+                             * @description nosec, or psk with pskIdentity and pskKey
+                             * @enum {unknown}
+                             */
+                            securityMode: "nosec" | "psk" | "x509";
+                            /** @description PSK identity (psk only), at most 128 bytes of UTF-8 */
+                            pskIdentity?: string;
+                            /** @description PSK (psk only) in hex, 1 to 64 bytes */
+                            pskKey?: string;
+                            /** @description x509 only: the device's certificate (PEM, EC P-256), written to Security resource 3 */
+                            certificate?: string;
+                            /** @description x509 only: the device's private key (PEM), written to resource 5 as PKCS#8 DER; write-only */
+                            privateKey?: string;
+                            /** @description Notification Storing When Disabled or Offline (default true) */
+                            notificationStoring?: boolean;
+                            /** @description Default Minimum Period, seconds */
+                            defaultMinPeriod?: number;
+                            /** @description Default Maximum Period, seconds */
+                            defaultMaxPeriod?: number;
+                        }[];
+                        /** @description Server Object Instance id of the first server; server i gets serverInstance + i (default 1) */
+                        serverInstance?: number;
+                        /** @description Security Object Instance id of the first server; server i gets securityInstance + i (default 1) */
+                        securityInstance?: number;
+                        /**
+                         * @description One Bootstrap-Write per object instance (default) or per resource
+                         * @enum {unknown}
+                         */
+                        writeAs?: "instances" | "resources";
+                        /**
+                         * @description Content format of the writes; default: the pct of the Bootstrap-Request when SenML JSON, SenML CBOR or TLV, else TLV. text writes one resource per request
+                         * @enum {unknown}
+                         */
+                        writeEncoding?: "tlv" | "text" | "senml_cbor" | "senml_json";
+                        tuning?: {
+                            /** @description Write no Security instance for NoSec servers, and keep /0 (no Bootstrap-Delete of /0): the device keeps the NoSec records it has (default false) */
+                            dontWriteNoSecSecRecs?: boolean;
+                        };
+                        /** @description Bootstrap-Delete /0 and /1 before writing (default true); the Bootstrap-Server account itself is never deleted */
+                        deleteFirst?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description What the LwM2M Bootstrap-Server writes into the device at its Bootstrap-Request */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            endpointId: string;
+                            /**
+                             * @description endpoint: the endpoint's own configuration; service: its service's option bootstrap (the default)
+                             * @enum {unknown}
+                             */
+                            source: "endpoint" | "service";
+                            updatedAt?: string;
+                            /** @description The configuration with its defaults; PSK keys are write-only (pskKeySet: true) */
+                            config: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove the endpoint's own bootstrap configuration (its service's default, if any, applies again) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/endpoints/{ref}/security": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's DTLS security mode and PSK identity (never the key) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {unknown} */
+                            mode: "psk" | "x509";
+                            identity?: string;
+                            /** @description A PSK is stored (it is never shown) */
+                            keySet?: boolean;
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        /** Set how the endpoint's device authenticates over DTLS (PSK or X.509); keys are write-only */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            /** @description How the device authenticates over DTLS (docs/dtls.md) */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        mode: "psk";
+                        /** @description PSK identity the device presents in its handshake; unique across the service */
+                        identity: string;
+                        /** @description The pre-shared key, hex or base64, 16 to 64 bytes; write-only */
+                        key: string;
+                    } | {
+                        /** @enum {string} */
+                        mode: "x509";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {unknown} */
+                            mode: "psk" | "x509";
+                            identity?: string;
+                            /** @description A PSK is stored (it is never shown) */
+                            keySet?: boolean;
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove the endpoint's DTLS security (its device can no longer shake hands) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Endpoint id, or `k.<key>` */
+                    ref: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The one error body of the API */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description The one error body of the API */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/endpoints/{ref}/fota": {
         parameters: {
             query?: never;
@@ -18397,465 +18856,6 @@ export interface paths {
             };
         };
         delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/download/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Public: the file of a download link (no bearer token); Range to resume */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The file content */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description A byte range of it */
-                206: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                416: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        /** Public: the file of a download link (no bearer token); Range to resume */
-        head: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The file content */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description A byte range of it */
-                206: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                416: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        patch?: never;
-        trace?: never;
-    };
-    "/download/{token}/{*}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Public: the file of a download link, its name after the token (appendFileName) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token: string;
-                    "*": string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The file content */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description A byte range of it */
-                206: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                416: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        /** Public: the file of a download link, its name after the token (appendFileName) */
-        head: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token: string;
-                    "*": string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The file content */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description A byte range of it */
-                206: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                416: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        patch?: never;
-        trace?: never;
-    };
-    "/file/{name}/links": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Make a download link to a file: devices fetch it over HTTP, CoAP or CoAPS without a token until it expires */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The file name, each "/" percent-encoded (%2F) */
-                    name: string;
-                };
-                cookie?: never;
-            };
-            /** @description Optional: an empty body takes the defaults */
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description How long the link works, seconds (default 3600, at most 30 days) */
-                        ttlSeconds?: number;
-                        /** @description Append the file name to the URLs after the token (default false) */
-                        appendFileName?: boolean;
-                        /** @description Write the port even when it is the scheme's default (default false) */
-                        includePortInUrl?: boolean;
-                    } | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The secret of the link: shown in this answer only */
-                            token: string;
-                            name: string;
-                            /** Format: date-time */
-                            expiresAt: string;
-                            /** @description The content the link serves; a replaced file makes the link answer 410 */
-                            sha256: string;
-                            size: number;
-                            urls: {
-                                http: string;
-                                coap: string;
-                                /** @description Absent when CoAPS is off */
-                                coaps?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/file/{name}/links/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Revoke a download link of a file (at once on this node, within seconds on the others) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    name: string;
-                    token: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The one error body of the API */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description The one error body of the API */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
         options?: never;
         head?: never;
         patch?: never;
