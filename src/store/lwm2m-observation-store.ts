@@ -43,7 +43,7 @@ export class SqlObservationStore implements ObservationStore {
   }
 
   async removeEndpoint(endpointId: string): Promise<void> {
-    await this.#db.deleteFrom('lwm2m_observations').execute();
+    await this.#db.deleteFrom('lwm2m_observations').where('endpoint_id', '=', endpointId).execute();
   }
 
   async removeOrphans(): Promise<number> {
