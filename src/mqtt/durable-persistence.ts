@@ -59,7 +59,7 @@ export class DurablePersistence extends MemoryPersistence {
     if (this.#notices) return;
     for (const [clientId, packets] of snapshot.outgoing) {
       this.#durable.add(clientId);
-      for (const packet of packets) await super.outgoingEnqueue({ clientId }, asAedesPacket(packet));
+      for (const packet of packets) await this.#restoreQueued(clientId, packet);
       this.#queued.set(clientId, packets.length);
     }
     for (const [clientId, packets] of snapshot.incoming) {
@@ -87,7 +87,7 @@ export class DurablePersistence extends MemoryPersistence {
       const stored = await this.#store.loadSession(this.#serviceId, clientId);
       await this.#replaceSubscriptions(clientId, stored.subscriptions);
       await this.#dropMessages(clientId);
-      for (const packet of stored.outgoing) await super.outgoingEnqueue({ clientId }, asAedesPacket(packet));
+      for (const packet of stored.outgoing) await this.#restoreQueued(clientId, packet);
       this.#queued.set(clientId, stored.outgoing.length);
       for (const packet of stored.incoming) await super.incomingStorePacket(asClient(clientId), asAedesPacket(packet));
       if (stored.outgoing.length > 0 || stored.incoming.length > 0) this.#durable.add(clientId);
@@ -117,6 +117,16 @@ export class DurablePersistence extends MemoryPersistence {
     } else if (!this.#held.has(clientId)) {
       this.#durable.delete(clientId);
     }
+  }
+
+  /**
+   * Queues a stored message in memory again with the packet id it was sent with: the in-memory queue's enqueue
+   * clears the id of a QoS 1/2 packet, and a resend must use the original one (MQTT-4.4.0-1).
+   */
+  async #restoreQueued(clientId: string, stored: StoredPacket): Promise<void> {
+    const packet = asAedesPacket(stored);
+    await super.outgoingEnqueue({ clientId }, packet);
+    if (stored.messageId !== undefined) await super.outgoingUpdate(asClient(clientId), packet);
   }
 
   /** Forgets a session's queued and half-received messages in memory (they stay stored). */
@@ -212,6 +222,9 @@ export class DurablePersistence extends MemoryPersistence {
   }
 
   override async outgoingUpdate(client: Client, packet: AedesPacket): Promise<void> {
+    // A PUBREL (aedes' PUBREC handler) takes the place of the queued PUBLISH with its packet id and has no identity
+    // of its own: it is given that message's, so the PUBCOMP's outgoingClearMessageId dequeues the stored message.
+    const released = packet.cmd === 'pubrel' ? await this.#queuedWithId(client, packet.messageId) : undefined;
     try {
       await super.outgoingUpdate(client, packet);
     } catch (error) {
@@ -221,9 +234,17 @@ export class DurablePersistence extends MemoryPersistence {
       this.#queued.set(client.id, (this.#queued.get(client.id) ?? 0) + 1);
       await super.outgoingUpdate(client, packet);
     }
+    // After the update: with the identity, the in-memory queue would have kept the PUBLISH instead of the PUBREL.
+    if (released) Object.assign(packet, { brokerId: released.brokerId, brokerCounter: released.brokerCounter });
     if (this.#durable.has(client.id) && packet.messageId !== undefined) {
       await this.#store.setMessageId(this.#serviceId, client.id, packet.brokerId, packet.brokerCounter, packet.messageId);
     }
+  }
+
+  /** The first of `client`'s queued packets with this packet id, in memory: the one a PUBREL replaces. */
+  async #queuedWithId(client: Client, messageId: number | undefined): Promise<AedesPacket | undefined> {
+    for await (const queued of super.outgoingStream(client)) if ((queued as AedesPacket).messageId === messageId) return queued as AedesPacket;
+    return undefined;
   }
 
   override async outgoingClearMessageId(client: Client, packet: AedesPacket): Promise<AedesPacket> {

@@ -88,9 +88,11 @@ export class SqlMqttSessionStore implements MqttSessionStore {
 
   async addSubscriptions(serviceId: string, clientId: string, subscriptions: readonly StoredSubscription[]): Promise<void> {
     if (subscriptions.length === 0) return;
+    // A topic given twice: the last one counts, as in aedes' memory (PostgreSQL refuses to upsert one row twice in a statement).
+    const byTopic = new Map(subscriptions.map((s) => [s.topic, s]));
     await this.#db
       .insertInto('mqtt_subscriptions')
-      .values(subscriptions.map((s) => ({ service_id: serviceId, client_id: clientId, topic: s.topic, qos: s.qos })))
+      .values([...byTopic.values()].map((s) => ({ service_id: serviceId, client_id: clientId, topic: s.topic, qos: s.qos })))
       .onConflict((oc) => oc.columns(['service_id', 'client_id', 'topic']).doUpdateSet((eb) => ({ qos: eb.ref('excluded.qos') })))
       .execute();
   }

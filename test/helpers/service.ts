@@ -25,6 +25,8 @@ async function postgresReachable(): Promise<string | false> {
     await client.query('select 1');
     return false;
   } catch (error) {
+    // With CI set the PostgreSQL half must run: its tests then fail on the connection, saying why.
+    if (process.env.CI) return false;
     return `PostgreSQL not reachable at ${TEST_POSTGRES_URL} (${(error as Error).message}); set IOTBRIDGE_TEST_POSTGRES_URL`;
   } finally {
     await client.end().catch(() => undefined);
