@@ -19,16 +19,19 @@ interface NetworkRequest {
   readonly body: unknown;
 }
 
+/** The parts of the process the LoRa service uses. */
+export type LoraServerContext = Pick<DeviceServerContext, 'channels' | 'domain' | 'logger' | 'outbound'>;
+
 /**
  * LoRa has no listener of its own (uplinks arrive as HTTP webhooks, `src/api/routes/lora.ts`); this is
  * its device-server side: the options check and downlinks through the network server's HTTP API.
  */
 export class LoraService implements DeviceServer, LoraChannel {
   readonly name = 'lora';
-  readonly #context: DeviceServerContext;
+  readonly #context: LoraServerContext;
   readonly #logger: Logger;
 
-  constructor(context: DeviceServerContext) {
+  constructor(context: LoraServerContext) {
     this.#context = context;
     this.#logger = context.logger.child({ server: 'lora' });
     context.domain.services.checkOptions('lora', (options) => {

@@ -88,6 +88,9 @@ interface ServiceBroker {
   readonly sweeper: NodeJS.Timeout;
 }
 
+/** The parts of the process the MQTT server uses. */
+export type MqttServerContext = Pick<DeviceServerContext, 'channels' | 'cluster' | 'config' | 'domain' | 'logger' | 'presence' | 'stores'>;
+
 /**
  * The MQTT device ports (TCP, and optionally TLS and WebSocket), shared by every MQTT service. Each service
  * is its own aedes broker (its own topic tree, sessions and retained messages), so devices of different
@@ -98,7 +101,7 @@ interface ServiceBroker {
  */
 export class MqttServer implements DeviceServer, MqttChannel {
   readonly name = 'mqtt';
-  readonly #context: DeviceServerContext;
+  readonly #context: MqttServerContext;
   readonly #logger: Logger;
   readonly #directory: ServiceDirectory<MqttOptions>;
   readonly #store: MqttSessionStore;
@@ -119,7 +122,7 @@ export class MqttServer implements DeviceServer, MqttChannel {
   readonly #background = new Set<Promise<void>>();
   #stopping = false;
 
-  constructor(context: DeviceServerContext) {
+  constructor(context: MqttServerContext) {
     this.#context = context;
     this.#logger = context.logger.child({ server: 'mqtt' });
     this.#refusals = new ThrottledLog(this.#logger);

@@ -38,6 +38,9 @@ interface Connection {
   work: Promise<void>;
 }
 
+/** The parts of the process the TCP server uses. */
+export type TcpServerContext = Pick<DeviceServerContext, 'channels' | 'config' | 'domain' | 'logger' | 'presence' | 'sendCaps'>;
+
 /**
  * The TCP device port shared by every TCP service of every account. A connection is one device, known
  * from its first frame (a login frame, or a message starting with its key); each later frame becomes a
@@ -45,7 +48,7 @@ interface Connection {
  */
 export class TcpServer implements DeviceServer, TcpChannel {
   readonly name = 'tcp';
-  readonly #context: DeviceServerContext;
+  readonly #context: TcpServerContext;
   readonly #logger: Logger;
   /** Refused and broken connections: anyone can cause them, so they are logged sparingly. */
   readonly #refusals: ThrottledLog;
@@ -55,7 +58,7 @@ export class TcpServer implements DeviceServer, TcpChannel {
   readonly #devices = new Map<string, Connection>();
   #server: net.Server | undefined;
 
-  constructor(context: DeviceServerContext) {
+  constructor(context: TcpServerContext) {
     this.#context = context;
     this.#logger = context.logger.child({ server: 'tcp' });
     this.#refusals = new ThrottledLog(this.#logger);

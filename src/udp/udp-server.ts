@@ -31,6 +31,9 @@ export interface UdpStats {
   refused: Record<RefusalReason | 'overload' | 'error', number>;
 }
 
+/** The parts of the process the UDP server uses. */
+export type UdpServerContext = Pick<DeviceServerContext, 'channels' | 'config' | 'domain' | 'logger' | 'presence' | 'scripts' | 'sendCaps' | 'sendGuard' | 'stores'>;
+
 /**
  * The UDP device port shared by every UDP service of every account: each datagram is routed to one
  * device (see UdpRouter), marks it seen and becomes a `udp-message` event; messages queued for it go
@@ -39,7 +42,7 @@ export interface UdpStats {
 export class UdpServer implements DeviceServer, UdpChannel {
   readonly name = 'udp';
   readonly stats: UdpStats = { received: 0, delivered: 0, refused: { unknown: 0, ambiguous: 0, overload: 0, error: 0 } };
-  readonly #context: DeviceServerContext;
+  readonly #context: UdpServerContext;
   readonly #logger: Logger;
   readonly #directory: ServiceDirectory<UdpOptions>;
   readonly #router: UdpRouter;
@@ -52,7 +55,7 @@ export class UdpServer implements DeviceServer, UdpChannel {
   #socket: dgram.Socket | undefined;
   #purgeTimer: NodeJS.Timeout | undefined;
 
-  constructor(context: DeviceServerContext) {
+  constructor(context: UdpServerContext) {
     this.#context = context;
     this.#logger = context.logger.child({ server: 'udp' });
     this.#refusals = new ThrottledLog(this.#logger);
