@@ -1,18 +1,30 @@
 /**
- * HTTP API benchmark: authenticated `GET /endpoints/k.<key>` and `POST /endpoints` against the real service
- * (its own process) on SQLite and on PostgreSQL, with `GET /health` (a bare Fastify route: no token, no query)
- * measured in the same run as the reference. Each figure is the median of several rounds.
+ * HTTP API benchmark: the real service against the program a user would run instead, side by side in one run.
+ *
+ *   - IoT Bridge: the service as `npm run dev` runs it (src/cli.ts), in a process of its own, on SQLite and on
+ *     PostgreSQL (skipped when unreachable), with 10,000 endpoints; authenticated `GET /endpoints/k.<key>`
+ *     (bearer token + query), `GET /health` of the same server (no token, no query) and `POST /endpoints`.
+ *   - Reference: a bare Fastify 5 hello-world (`GET /` → `{"hello":"world"}`, bench/reference/fastify-hello.mjs)
+ *     started fresh in a process of its own beside each server, driven with the same autocannon settings.
+ *
+ * autocannon runs in this process, apart from both servers. Rounds alternate reference, /health and the read;
+ * each figure is the median of BENCH_ROUNDS rounds. The table gives the read's ratio to the reference, and
+ * PostgreSQL's read to SQLite's.
  *
  *   npm run bench:api                   # both dialects (PostgreSQL skipped when unreachable)
  *   BENCH_DURATION=10 BENCH_ROUNDS=5 npm run bench:api
+ *   BENCH_DURATION=2 BENCH_ROUNDS=1 npm run bench:api        # a quick check
+ *
+ * Knobs: BENCH_DURATION (s per round, default 5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50),
+ * IOTBRIDGE_TEST_POSTGRES_URL (the PostgreSQL server; a database is created and dropped on it),
+ * BENCH_TIMEOUT (s before the whole bench gives up; from the settings).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir, userInfo } from 'node:os';
-import path from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
+import { cpus, userInfo } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { startBridge, startChild, temporaryDirectory, watchdog, within, type Child } from './reference/processes.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -20,6 +32,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ENDPOINTS = 10_000;
 const TOKEN = 'AT:bench-admin-token-000000000';
 const POSTGRES_URL = process.env.IOTBRIDGE_TEST_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/test`;
+/** Filling 10,000 endpoints takes a minute or two on PostgreSQL; then 2 warm-ups and 4 kinds of rounds per dialect. */
+const TIMEOUT = Number(process.env.BENCH_TIMEOUT ?? 600 + 2 * (2 * 2 + ROUNDS * 4 * (DURATION + 1)));
 
 interface Figure {
   readonly rps: number;
@@ -29,21 +43,21 @@ interface Figure {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-    env: { ...process.env, IOTBRIDGE_HTTP_PORT: '0', IOTBRIDGE_UDP_PORT: '0', IOTBRIDGE_TCP_PORT: '0', IOTBRIDGE_COAP_PORT: '0', IOTBRIDGE_COAPS_PORT: '0', IOTBRIDGE_MQTT_PORT: '0', IOTBRIDGE_HTTP_HOST: '127.0.0.1', IOTBRIDGE_ADMIN_TOKEN: TOKEN, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+/** bench/reference/fastify-hello.mjs in its own process; resolves with its base URL once it listens. */
+async function startReference(): Promise<{ child: Child; base: string }> {
+  let reported: ((port: number) => void) | undefined;
+  const port = new Promise<number>((resolve) => (reported = resolve));
+  const child = startChild('the Fastify reference', process.execPath, [fileURLToPath(new URL('./reference/fastify-hello.mjs', import.meta.url))], {
+    onLine: (line) => {
+      if (line.startsWith('{"port"')) reported?.((JSON.parse(line) as { port: number }).port);
+    },
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.includes('"ports"'));
-      if (line) resolve((JSON.parse(line) as { ports: { http: number } }).ports.http);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}` };
+  try {
+    return { child, base: `http://127.0.0.1:${await within('starting the Fastify reference', 30_000, port, child)}` };
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
 }
 
 async function call(base: string, method: string, url: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -51,6 +65,7 @@ async function call(base: string, method: string, url: string, body?: unknown): 
     method,
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
   });
   if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
   return (await response.json()) as Record<string, unknown>;
@@ -62,15 +77,18 @@ async function load(options: autocannon.Options): Promise<Figure> {
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
-async function rounds(run: () => Promise<Figure>): Promise<Figure> {
-  const figures: Figure[] = [];
-  for (let i = 0; i < ROUNDS; i++) figures.push(await run());
-  return { rps: median(figures.map((f) => f.rps)), p50: median(figures.map((f) => f.p50)), p99: median(figures.map((f) => f.p99)) };
-}
+const mid = (figures: Figure[]): Figure => ({ rps: median(figures.map((f) => f.rps)), p50: median(figures.map((f) => f.p50)), p99: median(figures.map((f) => f.p99)) });
+const rps = (f: Figure) => Math.round(f.rps).toLocaleString('en-US');
 
-async function benchDialect(name: string, env: Record<string, string>): Promise<Record<string, Figure>> {
-  const { child, base } = await startServer(env);
+async function benchDialect(name: string, env: Record<string, string>): Promise<Record<'fastify' | 'health' | 'read' | 'create', Figure>> {
+  let reference: Child | undefined;
+  let server: Child | undefined;
   try {
+    const fastify = await startReference();
+    reference = fastify.child;
+    const started = await startBridge({ IOTBRIDGE_ADMIN_TOKEN: TOKEN, ...env });
+    server = started.child;
+    const base = `http://127.0.0.1:${started.ports.http!}`;
     const service = await call(base, 'POST', '/services', { name: 'bench', type: 'lwm2m' });
     const serviceId = service.id as string;
     // A realistic table: the key looked up is one of many.
@@ -82,26 +100,35 @@ async function benchDialect(name: string, env: Record<string, string>): Promise<
       );
     }
     const headers = { authorization: `Bearer ${TOKEN}` };
-    // Warm up JIT, caches and connection pools.
+    // Warm up JIT, caches and connection pools, of both servers.
+    await autocannon({ url: `${fastify.base}/`, connections: 10, duration: 2 });
     await autocannon({ url: `${base}/endpoints/k.dev-4242`, headers, connections: 10, duration: 2 });
 
-    const reference = await rounds(() => load({ url: `${base}/health` }));
-    const read = await rounds(() => load({ url: `${base}/endpoints/k.dev-4242`, headers }));
+    // Rounds alternate, so that a slow spell of the machine weighs on the reference and the service alike.
+    const figures = { fastify: [] as Figure[], health: [] as Figure[], read: [] as Figure[] };
+    for (let round = 0; round < ROUNDS; round++) {
+      figures.fastify.push(await load({ url: `${fastify.base}/` }));
+      figures.health.push(await load({ url: `${base}/health` }));
+      figures.read.push(await load({ url: `${base}/endpoints/k.dev-4242`, headers }));
+      console.log(`${name} round ${round + 1}: Fastify hello-world ${rps(figures.fastify.at(-1)!)}, GET /health ${rps(figures.health.at(-1)!)}, GET /endpoints/k.<key> ${rps(figures.read.at(-1)!)} req/s`);
+    }
     let created = 0;
-    const create = await rounds(() =>
-      load({
-        url: `${base}/endpoints`,
-        method: 'POST',
-        connections: 10,
-        headers: { ...headers, 'content-type': 'application/json' },
-        requests: [{ setupRequest: (request) => ({ ...request, body: JSON.stringify({ key: `new-${created++}`, serviceId, tags: ['bench'] }) }) }],
-      }),
-    );
-    return { reference, read, create };
+    const create: Figure[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      create.push(
+        await load({
+          url: `${base}/endpoints`,
+          method: 'POST',
+          connections: 10,
+          headers: { ...headers, 'content-type': 'application/json' },
+          requests: [{ setupRequest: (request) => ({ ...request, body: JSON.stringify({ key: `new-${created++}`, serviceId, tags: ['bench'] }) }) }],
+        }),
+      );
+    }
+    return { fastify: mid(figures.fastify), health: mid(figures.health), read: mid(figures.read), create: mid(create) };
   } finally {
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
+    await server?.stop();
+    await reference?.stop();
   }
 }
 
@@ -128,32 +155,44 @@ async function postgresDatabase(): Promise<{ url: string; drop: () => Promise<vo
   };
 }
 
-const format = (f: Figure) => `${Math.round(f.rps).toLocaleString('en-US')} req/s (p50 ${f.p50} ms, p99 ${f.p99} ms)`;
+const format = (f: Figure) => `${rps(f)} req/s (p50 ${f.p50} ms, p99 ${f.p99} ms)`;
 
 async function main(): Promise<void> {
-  console.log(`# IoT Bridge API benchmark: ${cpus().length} cores, Node ${process.version}, ${ROUNDS} rounds of ${DURATION} s, ${CONNECTIONS} connections, ${ENDPOINTS} endpoints\n`);
+  watchdog(TIMEOUT, 'bench:api');
+  const fastifyVersion = (JSON.parse(await readFile(fileURLToPath(new URL('../node_modules/fastify/package.json', import.meta.url)), 'utf8')) as { version: string }).version;
+  console.log(
+    `# IoT Bridge API benchmark: ${cpus().length} cores, Node ${process.version}, ${ROUNDS} rounds of ${DURATION} s, ${CONNECTIONS} connections, ${ENDPOINTS} endpoints; ` +
+      `reference: bare Fastify ${fastifyVersion} hello-world in its own process, started beside each server; autocannon in the bench's process\n`,
+  );
   const rows: string[] = [];
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'iotbridge-bench-'));
+  const dataDir = await temporaryDirectory('iotbridge-bench-');
+  const postgresDataDir = await temporaryDirectory('iotbridge-bench-pg-');
   try {
-    const results: [string, Record<string, Figure>][] = [['SQLite', await benchDialect('sqlite', { IOTBRIDGE_DATA_DIR: dataDir })]];
+    const results: [string, Record<string, Figure>][] = [['SQLite', await benchDialect('SQLite', { IOTBRIDGE_DATA_DIR: dataDir })]];
     const postgres = await postgresDatabase();
     if (postgres) {
       try {
-        results.push(['PostgreSQL', await benchDialect('postgres', { IOTBRIDGE_DATABASE_URL: postgres.url })]);
+        results.push(['PostgreSQL', await benchDialect('PostgreSQL', { IOTBRIDGE_DATABASE_URL: postgres.url, IOTBRIDGE_DATA_DIR: postgresDataDir })]);
       } finally {
         await postgres.drop();
       }
     } else {
       console.log(`PostgreSQL not reachable at ${POSTGRES_URL}: skipped\n`);
     }
-    rows.push('| storage | GET /health (reference) | GET /endpoints/k.<key> (token + query) | ratio to reference | POST /endpoints (10 connections) |');
-    rows.push('|---|---|---|---|---|');
+    const sqliteRead = results[0]![1].read!;
+    rows.push(
+      '| storage | GET /endpoints/k.<key>, bearer token | bare Fastify hello-world, own process (reference) | ratio to reference (target ≥ 0.5) | read / SQLite\'s read (target ≥ 0.8) | GET /health, same server | read / health | POST /endpoints (10 connections) |',
+    );
+    rows.push('|---|---|---|---|---|---|---|---|');
     for (const [name, r] of results) {
-      rows.push(`| ${name} | ${format(r.reference!)} | ${format(r.read!)} | ${(r.read!.rps / r.reference!.rps).toFixed(2)} | ${format(r.create!)} |`);
+      rows.push(
+        `| ${name} | ${format(r.read!)} | ${format(r.fastify!)} | ${(r.read!.rps / r.fastify!.rps).toFixed(2)} | ${(r.read!.rps / sqliteRead.rps).toFixed(2)} | ${format(r.health!)} | ${(r.read!.rps / r.health!.rps).toFixed(2)} | ${format(r.create!)} |`,
+      );
     }
-    console.log(rows.join('\n'));
+    console.log(`\n${rows.join('\n')}`);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
+    await rm(postgresDataDir, { recursive: true, force: true });
   }
 }
 

@@ -25,7 +25,7 @@ const logStream = {
 };
 let pending: [string, number][] = [];
 const bridge = new IotBridge(
-  loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: 0, mqttPort: 0, httpHost: '127.0.0.1', dataDir: process.env.BENCH_DATA_DIR!, adminToken: process.env.BENCH_ADMIN_TOKEN!, ...(process.env.BENCH_EVENT_PARALLELISM ? { eventParallelism: Number(process.env.BENCH_EVENT_PARALLELISM) } : {}) }),
+  loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: 0, mqttPort: 0, httpHost: '127.0.0.1', mqttHost: '127.0.0.1', coapHost: '127.0.0.1', dataDir: process.env.BENCH_DATA_DIR!, adminToken: process.env.BENCH_ADMIN_TOKEN!, ...(process.env.BENCH_EVENT_PARALLELISM ? { eventParallelism: Number(process.env.BENCH_EVENT_PARALLELISM) } : {}) }),
   pino({ level: 'warn' }, logStream),
   {
     beforeBusStart: (bus) =>

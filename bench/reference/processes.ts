@@ -1,0 +1,254 @@
+/**
+ * Processes the benches start beside themselves: the service under test and the references a user would run
+ * instead (a bare Fastify process, Mosquitto, libcoap's coap-server). Every child is tracked and killed when
+ * the bench ends, also on failure, on SIGINT/SIGTERM and when its watchdog fires; references missing from the
+ * machine are installed from Debian when the bench runs as root, otherwise the error says how.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
+import { accessSync, constants, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** A child process of the bench, with the last lines it wrote (for errors). */
+export interface Child {
+  readonly name: string;
+  readonly process: ChildProcess;
+  /** Resolves with the exit code (or signal name) once the process is gone. */
+  readonly exited: Promise<number | string | null>;
+  /** The last lines of its stdout and stderr, newest last. */
+  tail(): string;
+  /** Ends it: SIGTERM, then SIGKILL after `graceMs`. Safe to call twice or after it exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+const directories = new Set<string>();
+let handlersInstalled = false;
+
+function killAll(): void {
+  for (const child of live) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of directories) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // still being written by a child that is going away: left in the temporary directory
+    }
+  }
+}
+
+/** A new directory under the system's temporary one, removed when the bench exits (also when it is stopped). */
+export async function temporaryDirectory(prefix: string): Promise<string> {
+  installHandlers();
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  directories.add(dir);
+  return dir;
+}
+
+function installHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  // Whatever way the bench ends, nothing it started outlives it.
+  process.on('exit', killAll);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      killAll();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
+}
+
+/**
+ * Starts `command` (its output kept, not shown: `tail()` has it; `onLine` sees each line as it comes).
+ * stdin is a pipe the child may watch: it ends when the bench goes away.
+ */
+export function startChild(
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; onLine?: (line: string) => void; showStderr?: boolean } = {},
+): Child {
+  installHandlers();
+  const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  live.add(child);
+  const lines: string[] = [];
+  const keep = (stream: NodeJS.ReadableStream | null, show = false) => {
+    let partial = '';
+    stream?.setEncoding('utf8');
+    stream?.on('data', (chunk: string) => {
+      partial += chunk;
+      const parts = partial.split('\n');
+      partial = parts.pop()!;
+      for (const line of parts) {
+        options.onLine?.(line);
+        if (show) process.stderr.write(`${line}\n`);
+        lines.push(line);
+        if (lines.length > 40) lines.shift();
+      }
+    });
+  };
+  keep(child.stdout);
+  keep(child.stderr, options.showStderr);
+  // A child that exits early closes its stdin: not an error of the bench.
+  child.stdin?.on('error', () => undefined);
+  const exited = new Promise<number | string | null>((resolve) => {
+    child.once('error', (error) => {
+      lines.push(`${name}: ${error.message}`);
+      live.delete(child);
+      resolve(null);
+    });
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      resolve(code ?? signal);
+    });
+  });
+  return {
+    name,
+    process: child,
+    exited,
+    tail: () => lines.join('\n'),
+    async stop(graceMs = 5000) {
+      if (child.exitCode === null && child.signalCode === null && live.has(child)) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      child.stdin?.destroy();
+    },
+  };
+}
+
+/** `promise`, or an error naming `what` after `ms`, or when `child` exits first. */
+export async function within<T>(what: string, ms: number, promise: Promise<T>, child?: Child): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const racers: Promise<T>[] = [
+    promise,
+    new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s${child ? `; ${child.name} wrote:\n${child.tail()}` : ''}`)), ms);
+    }),
+  ];
+  if (child) racers.push(child.exited.then((code) => Promise.reject(new Error(`${what}: ${child.name} exited (${String(code)}); it wrote:\n${child.tail()}`))));
+  try {
+    return await Promise.race(racers);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A port free on 127.0.0.1 right now, for programs that cannot bind port 0 and say which port they got
+ * (Mosquitto, coap-server). Another process could take it before the program binds it: it then fails to
+ * start and says so.
+ */
+export async function freePort(kind: 'tcp' | 'udp'): Promise<number> {
+  if (kind === 'udp') {
+    const socket = dgram.createSocket('udp4');
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(0, '127.0.0.1', () => resolve());
+    });
+    const { port } = socket.address();
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
+    return port;
+  }
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The executable `command` in PATH or in the sbin directories (Mosquitto is in /usr/sbin, often not in a user's PATH). */
+export function findCommand(command: string): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/local/sbin', '/usr/sbin', '/sbin'].filter(Boolean);
+  for (const dir of dirs) {
+    const candidate = path.join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The path of `command`; when it is missing, installs the Debian package that has it if the bench runs as
+ * root (`apt-get install -y <package>`, `apt-get update` first if that fails), otherwise throws an error
+ * that says how to install it.
+ */
+export function ensureCommand(command: string, debianPackage: string): string {
+  const found = findCommand(command);
+  if (found) return found;
+  const install = `apt-get install -y ${debianPackage}`;
+  if (process.getuid?.() !== 0 || !findCommand('apt-get')) {
+    throw new Error(`${command} is not installed: install it with \`sudo ${install}\` (Debian/Ubuntu package ${debianPackage}) and run the bench again`);
+  }
+  console.log(`# ${command} is not installed: ${install}`);
+  const run = (args: string[]) =>
+    spawnSync('apt-get', args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 600_000 }).status === 0;
+  if (!run(['install', '-y', debianPackage])) {
+    run(['update']);
+    run(['install', '-y', debianPackage]);
+  }
+  const installed = findCommand(command);
+  if (!installed) throw new Error(`${command} is still missing after \`${install}\``);
+  return installed;
+}
+
+/**
+ * Ends the bench with an error if it is still running after `seconds` (children killed by the exit
+ * handler): every run stops by itself, also when something hangs. The timer does not keep the bench alive.
+ */
+export function watchdog(seconds: number, what: string): void {
+  installHandlers();
+  setTimeout(() => {
+    console.error(`!! ${what} still running after ${seconds} s (BENCH_TIMEOUT): stopped`);
+    process.exit(1);
+  }, seconds * 1000).unref();
+}
+
+/**
+ * The service as `npm run dev` runs it (src/cli.ts under tsx), in a process of its own, on loopback with a
+ * port of the system's choice for each server; resolves once it reported its ports.
+ */
+export async function startBridge(env: Record<string, string>): Promise<{ child: Child; ports: Record<string, number> }> {
+  const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+  let reported: ((ports: Record<string, number>) => void) | undefined;
+  const ports = new Promise<Record<string, number>>((resolve) => (reported = resolve));
+  const child = startChild('the service', process.execPath, ['--import', 'tsx', cli, 'serve'], {
+    env: {
+      ...process.env,
+      IOTBRIDGE_HTTP_HOST: '127.0.0.1',
+      IOTBRIDGE_COAP_HOST: '127.0.0.1',
+      IOTBRIDGE_MQTT_HOST: '127.0.0.1',
+      IOTBRIDGE_HTTP_PORT: '0',
+      IOTBRIDGE_UDP_PORT: '0',
+      IOTBRIDGE_TCP_PORT: '0',
+      IOTBRIDGE_COAP_PORT: '0',
+      IOTBRIDGE_COAPS_PORT: '0',
+      IOTBRIDGE_MQTT_PORT: '0',
+      ...env,
+    },
+    showStderr: true,
+    onLine: (line) => {
+      if (reported && line.includes('"ports"')) {
+        try {
+          reported((JSON.parse(line) as { ports: Record<string, number> }).ports);
+          reported = undefined;
+        } catch {
+          // another line mentioning ports
+        }
+      }
+    },
+  });
+  return { child, ports: await within('starting the service', 120_000, ports, child) };
+}
