@@ -49,7 +49,7 @@ export class SqlObservationStore implements ObservationStore {
   async removeOrphans(): Promise<number> {
     const result = await this.#db
       .deleteFrom('lwm2m_observations')
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('lwm2m_registrations as r').select('r.id').whereRef('r.id', '=', 'lwm2m_observations.registration_id'))))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('lwm2m_registrations as r').select('r.id').whereRef('r.id', '=', 'lwm2m_observations.registration_id'))))
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
