@@ -36,7 +36,7 @@ for (const dialect of DIALECTS) {
       const dry = await service.request('POST', '/imex/import?dryRun=true', { token, body: documentOf(5, 'dry') });
       assert.equal(dry.status, 200, dry.text);
 
-      const total = 30_000;
+      const total = 10_000;
       const large = documentOf(total, 'large');
       const started = await service.request('POST', '/imex/import', { token, body: large, timeoutMs: 60_000 });
       assert.equal(started.status, 202, `a large import answers while it runs: ${started.text.slice(0, 300)}`);

@@ -8,10 +8,13 @@ for (const dialect of DIALECTS) {
   describe(`triggers run by real events (${dialect.name})`, { skip: dialect.skip }, () => {
     let service: TestService;
     let account: TestAccount;
+    let settleTrigger: string;
 
     before(async () => {
       service = await startService(dialect.name, { scriptTimeoutMs: 200 });
       account = await createAccount(service, 'triggers');
+      const settle = await service.request('POST', '/triggers', { token: account.token, body: { name: 'settle', events: ['settle'], script: '' } });
+      settleTrigger = settle.body.id as string;
       const serviceId = await createService(service, account.token);
       await createEndpoint(service, account.token, { key: 'berlin-1', serviceId, tags: ['site:berlin'] });
       await createEndpoint(service, account.token, { key: 'paris-1', serviceId, tags: ['site:paris'] });
@@ -27,6 +30,20 @@ for (const dialect of DIALECTS) {
         await sleep(25);
       }
     };
+
+    /**
+     * Waits until the events posted before, for these endpoints (none: the account's own), have been handled: a
+     * `settle` event behind them in the same order has run. Proves "ran nothing" without waiting out a timeout.
+     */
+    let settled = 0;
+    const settle = async (...endpoints: Array<string | undefined>) => {
+      for (const endpoint of endpoints.length === 0 ? [undefined] : endpoints) {
+        await service.request('POST', '/events', { token: account.token, body: { type: 'settle', endpoint } });
+        settled += 1;
+        assert.equal((await executions(settleTrigger, settled)).length, settled, 'the settle event ran');
+      }
+    };
+    const executionsNow = async (triggerId: string) => (await service.request('GET', `/executions?triggerId=${triggerId}`, { token: account.token })).body.items as unknown[];
 
     it('runs a trigger on a matching event and records the execution with its logs', async () => {
       const created = await service.request('POST', '/triggers', {
@@ -53,8 +70,8 @@ for (const dialect of DIALECTS) {
         { status: execution.status, eventId: execution.eventId, eventType: execution.eventType, logs: execution.logs, test: execution.test, error: execution.error },
         { status: 'success', eventId: hot.body.id, eventType: 'reading', logs: ['hot berlin-1 35 30'], test: false, error: null },
       );
-      await sleep(200);
-      assert.equal((await executions(id, 2)).length, 1, 'the filtered-out events ran nothing');
+      await settle('k.berlin-1', 'k.paris-1');
+      assert.equal((await executionsNow(id)).length, 1, 'the filtered-out events ran nothing');
     });
 
     it('records trigger.exit and uncaught errors as failed, with message and line', async () => {
@@ -101,8 +118,8 @@ for (const dialect of DIALECTS) {
 
       await service.request('PUT', `/triggers/${id}`, { token: account.token, body: { name: 'v', events: ['ping'], script: `log('v3')`, enabled: false } });
       await service.request('POST', '/events', { token: account.token, body: { type: 'ping' } });
-      await sleep(300);
-      assert.equal((await executions(id, 2)).length, 1, 'a disabled trigger does not run');
+      await settle();
+      assert.equal((await executionsNow(id)).length, 1, 'a disabled trigger does not run');
       assert.equal((await service.request('DELETE', `/triggers/${id}`, { token: account.token })).status, 204);
       assert.equal((await service.request('GET', `/triggers/${id}`, { token: account.token })).status, 404);
       const bad = await service.request('POST', '/triggers', { token: account.token, body: { name: 'x', events: ['a'], script: '', globals: { event: { value: 1, protected: false } } } });

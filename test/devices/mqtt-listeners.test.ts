@@ -3,13 +3,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { generate } from 'mqtt-packet';
 import WebSocket from 'ws';
-import { eventsArrive, history, waitFor } from '../helpers/devices.js';
+import { eventsArrive, history, waitFor, within } from '../helpers/devices.js';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { run, setPassword } from '../helpers/mqtt.js';
 import { runScript } from '../helpers/scripts.js';
@@ -49,7 +48,7 @@ class RawWebSocket {
   }
 
   async closedWithin(ms: number): Promise<number | undefined> {
-    return Promise.race([this.closed, sleep(ms).then(() => undefined)]);
+    return within(this.closed, ms, () => undefined);
   }
 }
 
@@ -149,7 +148,7 @@ describe('MQTT over TLS and WebSocket (sqlite)', () => {
       const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
       await new Promise<void>((resolve) => socket.once('connect', resolve));
       socket.write(connectOf('tls-1'));
-      await Promise.race([closed, sleep(3000)]);
+      await within(closed, 3000, () => undefined);
       socket.destroy();
       const bytes = Buffer.concat(received);
       assert.ok(bytes.length === 0 || bytes[0] !== 0x20, 'whatever comes back is not a CONNACK');

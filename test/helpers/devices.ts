@@ -15,6 +15,28 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, what: stri
   }
 }
 
+/**
+ * `promise`, or what `fallback` gives (or throws) once `ms` pass. The timer is cleared either way: a pending one
+ * keeps a test file's process alive until it fires.
+ */
+export async function within<T>(promise: Promise<T>, ms: number, fallback: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(fallback());
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Polls `check` until it holds (or `timeoutMs` passes). */
 export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
   await waitFor(async () => ((await check()) ? true : undefined), what, timeoutMs);
@@ -125,7 +147,7 @@ export class TcpDevice {
 
   /** True when the service closed the connection within `timeoutMs`. */
   async closedWithin(timeoutMs: number): Promise<boolean> {
-    return Promise.race([this.closed.then(() => true), sleep(timeoutMs).then(() => false)]);
+    return within(this.closed.then(() => true), timeoutMs, () => false);
   }
 
   end(): Promise<void> {

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { within } from './devices.js';
 
 export const FUZZ_ADMIN_TOKEN = 'AT:fuzz-admin-token-0123456789abcdef';
 
@@ -921,7 +922,7 @@ export class Fuzzer<C> {
     try {
       const context = await this.#target.setup(fresh);
       for (const suspect of suspects) {
-        await Promise.race([spec.send(context, suspect.input, suspect.slot).catch(() => undefined), sleep(spec.timeoutMs ?? 15_000)]);
+        await within(spec.send(context, suspect.input, suspect.slot).catch(() => undefined), spec.timeoutMs ?? 15_000, () => undefined);
         await sleep((spec.settleMs ?? 300) + 300);
         if (!fresh.alive) return suspect;
       }

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { generate } from 'mqtt-packet';
+import { within } from './devices.js';
 import type { TestService } from './service.js';
 
 export const run = promisify(execFile);
@@ -72,7 +72,7 @@ export class RawConnection {
 
   /** Whether the service closed the connection within `ms`. */
   async closedWithin(ms: number): Promise<boolean> {
-    return Promise.race([this.closed.then(() => true), sleep(ms).then(() => false)]);
+    return within(this.closed.then(() => true), ms, () => false);
   }
 }
 
@@ -94,7 +94,9 @@ export async function connackCode(port: number, login: { key: string; password: 
       socket.once('close', () => reject(new Error('closed without a CONNACK')));
     });
     socket.write(generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: login.version ?? 4, clean: true, clientId: login.clientId ?? '', keepalive: 0, username: login.key, password: Buffer.from(login.password) }));
-    return await Promise.race([answer, sleep(15_000).then(() => Promise.reject(new Error('no CONNACK within 15 s')))]);
+    return await within(answer, 15_000, () => {
+      throw new Error('no CONNACK within 15 s');
+    });
   } finally {
     socket.destroy();
   }

@@ -1,10 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import pino from 'pino';
 import { IotBridge } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { openDatabase } from '../../src/store/database.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
 import type { EventBus } from '../../src/events/event-bus.js';
 
 export const ADMIN_TOKEN = 'AT:test-admin-token-0123456789';
@@ -77,10 +81,58 @@ export interface TestService {
 /** A new PostgreSQL database for one test (a spawned service's `IOTBRIDGE_DATABASE_URL`), and how to drop it. */
 export async function throwAwayPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `iotbridge_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
-  await adminQuery(`create database ${name}`);
+  const template = await migratedTemplate();
+  // A copy of an already-migrated database: about a tenth of the time of migrating an empty one, for ~100 databases a run.
+  await adminQuery(`create database ${name} template ${template}`);
+  // Test databases need no durability against a PostgreSQL crash (a killed service still loses nothing committed).
+  await adminQuery(`alter database ${name} set synchronous_commit = off`);
+  return { url: postgresUrl(name), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
+}
+
+function postgresUrl(database: string): string {
   const url = new URL(TEST_POSTGRES_URL);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+let template: Promise<string> | undefined;
+
+/**
+ * The name of a database holding the schema of this tree's migrations, made once per migration set (its name
+ * carries a hash of the migration sources) and shared by every test process through an advisory lock.
+ */
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const hash = createHash('sha256');
+    const directory = fileURLToPath(new URL('../../src/store/migrations/', import.meta.url));
+    for (const file of (await readdir(directory)).sort()) hash.update(file).update(await readFile(path.join(directory, file)));
+    hash.update(await readFile(fileURLToPath(new URL('../../src/store/migrate.ts', import.meta.url))));
+    const name = `iotbridge_template_${hash.digest('hex').slice(0, 16)}`;
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    try {
+      await admin.query('select pg_advisory_lock(4242001)');
+      const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [name]);
+      if (rowCount === 0) {
+        // Built under another name and renamed when whole, so a killed run never leaves a half-migrated template.
+        const building = `${name}_building`;
+        await admin.query(`drop database if exists ${building} with (force)`);
+        await admin.query(`create database ${building}`);
+        const database = openDatabase({ dataDir: tmpdir(), databaseUrl: postgresUrl(building) });
+        try {
+          await migrateToLatest(database);
+        } finally {
+          await database.close();
+        }
+        await admin.query(`alter database ${building} rename to ${name}`);
+      }
+      return name;
+    } finally {
+      await admin.query('select pg_advisory_unlock(4242001)').catch(() => undefined);
+      await admin.end();
+    }
+  })();
+  return template;
 }
 
 /** Starts the real service on an ephemeral port with its own storage (temp directory or a new PostgreSQL database). */

@@ -50,7 +50,6 @@ function EditServicePage({ id }: { readonly id: string }) {
   const { data, error, reload } = useResource(load);
   const [saved, setSaved] = useState<Service | undefined>(undefined);
   const [cascade, setCascade] = useState(false);
-  usePageTitle(data?.service.name ?? 'Service');
 
   const onSaved = (service: Service) => {
     setSaved(service);
@@ -62,12 +61,16 @@ function EditServicePage({ id }: { readonly id: string }) {
     navigate(href('/services'));
   };
 
+  // What the last save answered, until a load brings something newer (another user's change).
+  const current = data !== undefined && saved !== undefined && saved.id === data.service.id && saved.updatedAt >= data.service.updatedAt ? saved : data?.service;
+  usePageTitle(current?.name ?? 'Service');
+
   return (
     <section aria-labelledby="service-title" className="service-page">
       <Breadcrumb />
-      <h1 id="service-title">{data?.service.name ?? 'Service'}</h1>
+      <h1 id="service-title">{current?.name ?? 'Service'}</h1>
       <ErrorMessage message={error} />
-      {data === undefined ? (
+      {data === undefined || current === undefined ? (
         error === undefined ? <Loading what="the service" /> : null
       ) : (
         <>
@@ -78,29 +81,30 @@ function EditServicePage({ id }: { readonly id: string }) {
           )}
           <dl className="fields">
             <dt>Type</dt>
-            <dd>{serviceTypeLabel(data.service.type)}</dd>
+            <dd>{serviceTypeLabel(current.type)}</dd>
             <dt>Endpoints</dt>
             <dd>
-              <a href={endpointsHref({ serviceId: data.service.id })}>{data.endpoints === undefined ? 'Endpoints of this service' : `${data.endpoints} endpoint${data.endpoints === 1 ? '' : 's'}`}</a>
+              <a href={endpointsHref({ serviceId: current.id })}>{data.endpoints === undefined ? 'Endpoints of this service' : `${data.endpoints} endpoint${data.endpoints === 1 ? '' : 's'}`}</a>
             </dd>
             <dt>ID</dt>
-            <dd className="mono">{data.service.id}</dd>
+            <dd className="mono">{current.id}</dd>
             <dt>Account</dt>
-            <dd className="mono">{data.service.accountId}</dd>
+            <dd className="mono">{current.accountId}</dd>
             <dt>Created</dt>
             <dd>
-              <DateTime value={data.service.createdAt} />
+              <DateTime value={current.createdAt} />
             </dd>
             <dt>Updated</dt>
             <dd>
-              <DateTime value={data.service.updatedAt} />
+              <DateTime value={current.updatedAt} />
             </dd>
           </dl>
-          {/* A new form after each save or reload: its fields start from the service as stored. */}
-          <ServiceForm key={data.service.updatedAt} api={api} service={data.service} onSaved={onSaved} />
+          {/* A new form after each save or reload: its fields start from the service as stored. The saved service is
+              the PUT's answer, so the form is new at once: a reload landing later would wipe what was typed since. */}
+          <ServiceForm key={current.updatedAt} api={api} service={current} onSaved={onSaved} />
           <details className="service-stored">
             <summary>Options as stored (defaults included)</summary>
-            <pre className="card mono service-options">{JSON.stringify(data.service.options, null, 2)}</pre>
+            <pre className="card mono service-options">{JSON.stringify(current.options, null, 2)}</pre>
           </details>
           <div className="card service-delete">
             <h2>Delete the service</h2>
@@ -112,12 +116,12 @@ function EditServicePage({ id }: { readonly id: string }) {
             )}
             <ConfirmButton
               label="Delete"
-              name={`Delete service ${data.service.name}`}
+              name={`Delete service ${current.name}`}
               busyLabel="Deleting…"
               question={
                 cascade
-                  ? `Delete “${data.service.name}” and all its endpoints?`
-                  : `Delete “${data.service.name}”?${data.endpoints === 0 ? '' : ' The API refuses while it has endpoints.'}`
+                  ? `Delete “${current.name}” and all its endpoints?`
+                  : `Delete “${current.name}”?${data.endpoints === 0 ? '' : ' The API refuses while it has endpoints.'}`
               }
               onConfirm={remove}
             />
