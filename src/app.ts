@@ -124,6 +124,12 @@ export class IotBridge {
     return this.#licence;
   }
 
+  /** The HTTP API's Fastify instance (tests: `compileRouteSchemas`, `inject`). */
+  get http(): FastifyInstance {
+    if (!this.#http) throw new Error('IotBridge is not started');
+    return this.#http;
+  }
+
   /** The event bus: consumers (the trigger engine, tests) subscribe here. */
   get bus(): EventBus {
     if (!this.#bus) throw new Error('IotBridge is not started');

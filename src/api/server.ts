@@ -16,6 +16,7 @@ import type { ObjectRegistry } from '../lwm2m/objects/registry.js';
 import type { TriggerEngine } from '../triggers/engine.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandling } from './error-handler.js';
+import { LazySchemaCompilers } from './lazy-schema-compilers.js';
 import type { InternalCalls } from './internal-calls.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
@@ -110,8 +111,11 @@ const MAX_PATH_PARAM = 2048;
 
 /** The HTTP API: one encapsulated plugin per resource; only auth and error handling are shared. */
 export async function buildHttpApi({ domain, engine, presence, internalCalls, logger, version, isReady, cluster, objects, bootstrapConfigs, serverCertificate, devices, protocols, trustProxy, downloads, fileMaxBytes, importMaxBytes, importJobs, uiDir, metrics, licence, oidc, superAdmin }: HttpApiOptions): Promise<FastifyInstance> {
+  const schemas = new LazySchemaCompilers();
   const app = Fastify({
     loggerInstance: logger,
+    // Each route's schemas compiled at its first request, not all at start (lazy-schema-compilers.ts).
+    schemaController: { compilersFactory: schemas.factory },
     // One log line per request costs more than the request itself at load; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     // Clients send the same query parameter several times for lists (tag=a&tag=b).
@@ -191,5 +195,6 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   await app.register(downloadRoutes, { domain, publicHost: downloads?.publicHost, ports: downloads?.ports ?? {} });
   for (const routes of protocols.routes) await routes(app, { domain, devices, presence, objects, bootstrapConfigs, serverCertificate });
   internalCalls.attach(app);
+  app.decorate('compileRouteSchemas', () => schemas.compileAll());
   return app;
 }

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
 import { AppError } from '../errors.js';
 
 /** A sustained send rate; a bucket holds BURST_SECONDS of it. */
@@ -33,8 +34,8 @@ interface Buckets {
 export class SendCaps {
   readonly #limits: SendCapsLimits;
   readonly #now: () => number;
-  readonly #endpoints = new LRUCache<string, Buckets>({ max: MAX_ENDPOINTS });
-  readonly #accounts = new LRUCache<string, Buckets>({ max: MAX_ACCOUNTS });
+  readonly #endpoints = lruCache<string, Buckets>(MAX_ENDPOINTS);
+  readonly #accounts = lruCache<string, Buckets>(MAX_ACCOUNTS);
 
   constructor(limits: SendCapsLimits, now: () => number = Date.now) {
     this.#limits = limits;

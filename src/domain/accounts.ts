@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
 import { AppError } from '../errors.js';
 import { newId } from './ids.js';
 import type { Page, PageRequest } from './pagination.js';
@@ -48,7 +48,7 @@ export interface AccountInput {
 export class Accounts {
   readonly #store: AccountStore;
   /** Account paths never change while an account exists, so they can be cached; deletes evict. */
-  readonly #paths = new LRUCache<string, string>({ max: 10_000 });
+  readonly #paths = lruCache<string, string>(10_000);
 
   constructor(store: AccountStore) {
     this.#store = store;

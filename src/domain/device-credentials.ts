@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
 import { AppError } from '../errors.js';
 import { checkDeviceSecret, checkImportedHash, hashDevicePassword, hashGeneratedSecret, kdfLine, newDeviceSecret } from './device-secrets.js';
 import type { WorkGate } from './work-gate.js';
@@ -43,7 +43,7 @@ export class DeviceCredentials {
    * is checked against this instead of the KDF. The stored hash is read on every log-in and is part of the
    * digest, so a password changed or removed by another process is never answered from here.
    */
-  readonly #verified = new LRUCache<string, Buffer>({ max: VERIFIED_CACHE_SIZE });
+  readonly #verified = lruCache<string, Buffer>(VERIFIED_CACHE_SIZE);
   readonly #minPasswordLength: number;
   /** Where chosen passwords wait for their KDF; generated secrets never do. */
   readonly #kdf: WorkGate;

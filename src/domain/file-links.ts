@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
 import { AppError } from '../errors.js';
 import { resolveRange, type ByteRange, type FileRead, type Files } from './files.js';
 import { hashTokenSecret } from './secrets.js';
@@ -91,7 +92,7 @@ export class FileLinks {
     this.#store = store;
     this.#files = files;
     this.#now = options.now ?? Date.now;
-    this.#cache = new LRUCache({ max: 10_000, ttl: Math.max(options.cacheTtlMs ?? 5000, 1) });
+    this.#cache = lruCache(10_000, { ttl: Math.max(options.cacheTtlMs ?? 5000, 1) });
     this.#lastSweep = this.#now();
   }
 

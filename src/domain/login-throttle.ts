@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
 import { takeToken, type RateLimit, type TokenBucket } from './rate-limit.js';
 
 /** Failed log-ins allowed for one key from one address: 5 at once, then one every 12 s. */
@@ -14,8 +15,8 @@ const REMEMBERED = 10_000;
  * scrypt) until the bucket refills. A successful log-in clears its address + key count.
  */
 export class LoginThrottle {
-  readonly #perKey = new LRUCache<string, TokenBucket>({ max: REMEMBERED });
-  readonly #perAddress = new LRUCache<string, TokenBucket>({ max: REMEMBERED });
+  readonly #perKey = lruCache<string, TokenBucket>(REMEMBERED);
+  readonly #perAddress = lruCache<string, TokenBucket>(REMEMBERED);
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
 import { AppError } from '../errors.js';
 import { newId } from './ids.js';
 import type { Page, PageRequest } from './pagination.js';
@@ -62,7 +63,7 @@ export class Tokens {
 
   constructor(store: TokenStore, options: TokensOptions) {
     this.#store = store;
-    this.#cache = new LRUCache({ max: 50_000, ttl: Math.max(options.cacheTtlMs, 1) });
+    this.#cache = lruCache(50_000, { ttl: Math.max(options.cacheTtlMs, 1) });
   }
 
   /** The principal a bearer token (without any `:<accountId>` suffix) stands for. 401 when unknown, expired or revoked. */

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
 import type { Scope } from '../domain/scope.js';
 import { AppError } from '../errors.js';
 import { estimatePosition } from './estimate.js';
@@ -51,7 +52,7 @@ export class Geolocation {
     this.#services = services;
     this.#store = store;
     this.#options = options;
-    this.#cache = options.cacheSeconds > 0 ? new LRUCache({ max: CACHE_ENTRIES, ttl: options.cacheSeconds * 1000 }) : undefined;
+    this.#cache = options.cacheSeconds > 0 ? lruCache(CACHE_ENTRIES, { ttl: options.cacheSeconds * 1000 }) : undefined;
     services.onChange(() => this.forget());
   }
 

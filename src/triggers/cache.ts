@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
 
 /** The longest a cache entry lives (SPEC "Limits": trigger cache maxTtl). */
 export const CACHE_MAX_TTL_SECONDS = 86_400;
@@ -23,7 +24,7 @@ export class MemoryCache implements Cache {
   readonly #entries: LRUCache<string, string>;
 
   constructor(options: { maxEntries: number } = { maxEntries: 200_000 }) {
-    this.#entries = new LRUCache({ max: options.maxEntries, ttlAutopurge: false, ttl: CACHE_MAX_TTL_SECONDS * 1000 });
+    this.#entries = lruCache(options.maxEntries, { ttlAutopurge: false, ttl: CACHE_MAX_TTL_SECONDS * 1000 });
   }
 
   async get(accountId: string, key: string): Promise<string | null> {

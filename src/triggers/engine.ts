@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
 import type { Logger } from 'pino';
 import type { Domain } from '../domain/domain.js';
 import type { Endpoint } from '../domain/endpoints.js';
@@ -40,7 +40,7 @@ export class TriggerEngine {
   readonly #names: Record<string, string[]> = { trigger: [] };
   readonly #functions = new Map<string, HostFunction>();
   /** Active triggers per account (held resolved once loaded); dropped when the account's triggers change. */
-  readonly #active = new LRUCache<string, readonly Trigger[] | Promise<readonly Trigger[]>>({ max: 10_000 });
+  readonly #active = lruCache<string, readonly Trigger[] | Promise<readonly Trigger[]>>(10_000);
   /** The last execution write whose failure is being watched for. */
   #watched: Promise<void> | undefined;
 

@@ -92,4 +92,21 @@ describe('API description and error catalogue', () => {
     assert.equal(long.status, 414);
     assert.equal(long.body.error.code, 'IOTB_REQUEST_PATH_TOO_LONG');
   });
+
+  it('compiles each route schema at its first use, and every one of them compiles', async () => {
+    // A query coerced and a body refused by validators compiled on these first requests.
+    const created = await service.request('POST', '/services', { body: { name: 'lazy', type: 'mqtt' } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const limited = await service.request('GET', '/services?limit=1&offset=0');
+    assert.equal(limited.status, 200, JSON.stringify(limited.body));
+    assert.equal(limited.body.items.length, 1);
+    const refused = await service.request('POST', '/services', { body: { type: 'mqtt' } });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.code, 'IOTB_REQUEST_VALIDATION');
+    assert.match(refused.body.error.message, /name/);
+    // What no request needed yet: every validator and serializer of every route, compiled now without an error.
+    const left = service.bridge.http.compileRouteSchemas();
+    assert.ok(left > 100, `${left} schemas were still to compile`);
+    assert.equal(service.bridge.http.compileRouteSchemas(), 0, 'each compiled once');
+  });
 });
