@@ -314,6 +314,7 @@ export class IotBridge {
     const diagnostics = new SuperDiagnostics(adminStore, {
       backlog: () => bus.backlog,
       workers: () => scripts.state,
+      workersConfigured: config.scriptWorkers,
       connectedByProtocol: () => domain.metrics.connectedByProtocol(),
       deviceServers: () => Object.fromEntries(Object.entries(ports).filter(([name]) => name !== 'http' && name !== 'prometheus')),
       retention: { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, logDays: config.logRetentionDays },

@@ -224,7 +224,9 @@ export async function startBridge(env: Record<string, string>): Promise<{ child:
   const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
   let reported: ((ports: Record<string, number>) => void) | undefined;
   const ports = new Promise<Record<string, number>>((resolve) => (reported = resolve));
-  const child = startChild('the service', process.execPath, ['--import', 'tsx', cli, 'serve'], {
+  // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service (written at its stop).
+  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = startChild('the service', process.execPath, [...nodeArgs, '--import', 'tsx', cli, 'serve'], {
     env: {
       ...process.env,
       IOTBRIDGE_HTTP_HOST: '127.0.0.1',

@@ -11,8 +11,10 @@ export const STORAGE_COUNT_BUDGET_MS = 2000;
 export interface DiagnosticSources {
   /** The event bus: events waiting in memory, and whether newer ones wait in the store only. */
   readonly backlog: () => { inMemory: number; inStoreOnly: boolean };
-  /** Script workers with their runs in flight. */
+  /** Script workers started, with their runs in flight. */
   readonly workers: () => Array<{ index: number; pid: number; inFlight: number }>;
+  /** Script workers this node may start (each with the first run placed on it). */
+  readonly workersConfigured: number;
   /** Connected endpoints per protocol (the endpoints' presence). */
   readonly connectedByProtocol: () => Promise<Array<{ protocol: string; count: number }>>;
   /** The device servers running in this process, by name, with their ports. */
@@ -47,11 +49,11 @@ export class SuperDiagnostics {
     };
   }
 
-  async triggers(top = SLOWEST_MAX): Promise<{ nodeId: string; workers: { count: number; busy: number; inFlight: number; each: Array<{ index: number; pid: number; inFlight: number }> }; recent: RecentRuns }> {
+  async triggers(top = SLOWEST_MAX): Promise<{ nodeId: string; workers: { configured: number; count: number; busy: number; inFlight: number; each: Array<{ index: number; pid: number; inFlight: number }> }; recent: RecentRuns }> {
     const each = this.#sources.workers();
     return {
       nodeId: this.nodeId,
-      workers: { count: each.length, busy: each.filter((w) => w.inFlight > 0).length, inFlight: each.reduce((sum, w) => sum + w.inFlight, 0), each },
+      workers: { configured: this.#sources.workersConfigured, count: each.length, busy: each.filter((w) => w.inFlight > 0).length, inFlight: each.reduce((sum, w) => sum + w.inFlight, 0), each },
       recent: await this.#store.recentRuns(RECENT_RUNS_WINDOW, top),
     };
   }

@@ -305,7 +305,7 @@ describe('Solutions and Super-Admin pages in Chromium', { skip, timeout: 180_000
     const [pending, inMemory] = await stats('Event bus');
     assert.match(pending!, /^[\d,]+$/);
     assert.match(inMemory!, /^[\d,]+$/);
-    await eventually(stats.bind(null, 'Script workers'), [String(triggers.workers.count), '0', '0'], 'the workers');
+    await eventually(stats.bind(null, 'Script workers'), [`${String(triggers.workers.count)} of ${String(triggers.workers.configured)}`, '0', '0'], 'the workers');
     const slowest = await rowsOf(page.getByRole('table', { name: 'Slowest scripts' }));
     assert.equal(slowest.length, Math.max(1, triggers.recent.slowest.length));
     await eventually(async () => (await stats('Devices'))[1], String(devices.suspendedAccounts), 'suspended accounts');

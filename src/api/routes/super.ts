@@ -43,7 +43,10 @@ const EventsView = Type.Object({
 const Worker = Type.Object({ index: Type.Integer(), pid: Type.Integer(), inFlight: Type.Integer() });
 const TriggersView = Type.Object({
   nodeId: Type.String(),
-  workers: Type.Object({ count: Type.Integer(), busy: Type.Integer(), inFlight: Type.Integer({ description: 'Runs running or waiting in a worker' }), each: Type.Array(Worker) }),
+  workers: Type.Object({
+    configured: Type.Integer({ description: 'Script worker processes this node may run (IOTBRIDGE_SCRIPT_WORKERS); each starts with its first run' }),
+    count: Type.Integer({ description: 'Script worker processes started' }),
+    busy: Type.Integer(), inFlight: Type.Integer({ description: 'Runs running or waiting in a worker' }), each: Type.Array(Worker) }),
   recent: Type.Object({
     runs: Type.Integer({ description: 'Executions looked at: the newest ones' }),
     since: Nullable(Type.String({ format: 'date-time' })),

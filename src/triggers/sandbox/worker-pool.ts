@@ -84,11 +84,14 @@ const PIPE_FD = 3;
 /**
  * Script worker processes supervised by the service: scripts never run in the process that holds the
  * sockets and the API. A worker that dies is replaced; its runs in flight fail with the reason. An
- * account's scripts always go to the same worker, so its isolate and compiled scripts are reused.
+ * account's scripts always go to the same worker, so its isolate and compiled scripts are reused. A worker
+ * starts with the first run it is given: a node that runs no script holds no worker (each is a process of
+ * its own, tens of MB, and starting one was a good part of a service's start).
  */
 export class WorkerPool implements ScriptRunner {
   readonly #options: WorkerPoolOptions;
-  readonly #workers: Worker[] = [];
+  /** By index; undefined until the first run placed on it. */
+  readonly #workers: Array<Worker | undefined>;
   readonly #inFlight = new Map<number, InFlight>();
   #nextRunId = 1;
   #nextNamespacesId = 1;
@@ -99,7 +102,7 @@ export class WorkerPool implements ScriptRunner {
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
-    for (let i = 0; i < options.workers; i++) this.#workers.push(this.#spawn(i));
+    this.#workers = Array.from({ length: options.workers }, () => undefined);
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS);
     this.#sweeper.unref();
   }
@@ -113,7 +116,9 @@ export class WorkerPool implements ScriptRunner {
     } catch (error) {
       return Promise.resolve(failed(`the event or a global variable is not JSON: ${error instanceof Error ? error.message : String(error)}`));
     }
-    const worker = this.#workers[hash(run.accountId) % this.#workers.length]!;
+    if (this.#stopping) return Promise.resolve(failed('the service is stopping'));
+    const index = hash(run.accountId) % this.#workers.length;
+    const worker = (this.#workers[index] ??= this.#spawn(index));
     const script = this.#scriptRef(worker, run);
     const runId = this.#nextRunId++;
     return new Promise<RunResult>((resolve) => {
@@ -164,19 +169,23 @@ export class WorkerPool implements ScriptRunner {
   get state(): Array<{ index: number; pid: number; inFlight: number }> {
     const counts = new Map<number, number>();
     for (const flight of this.#inFlight.values()) counts.set(flight.worker.index, (counts.get(flight.worker.index) ?? 0) + 1);
-    return this.#workers.map((worker) => ({ index: worker.index, pid: worker.child.pid ?? -1, inFlight: counts.get(worker.index) ?? 0 }));
+    return this.#started().map((worker) => ({ index: worker.index, pid: worker.child.pid ?? -1, inFlight: counts.get(worker.index) ?? 0 }));
   }
 
-  /** Process ids of the workers (diagnostics and tests). */
+  /** Process ids of the workers started (diagnostics and tests). */
   get pids(): number[] {
-    return this.#workers.map((worker) => worker.child.pid ?? -1);
+    return this.#started().map((worker) => worker.child.pid ?? -1);
+  }
+
+  #started(): Worker[] {
+    return this.#workers.filter((worker) => worker !== undefined);
   }
 
   async stop(): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#sweeper);
     await Promise.all(
-      this.#workers.map(async ({ child }) => {
+      this.#started().map(async ({ child }) => {
         if (child.exitCode !== null || child.signalCode !== null) return;
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');

@@ -7272,6 +7272,9 @@ export interface paths {
                         "application/json": {
                             nodeId: string;
                             workers: {
+                                /** @description Script worker processes this node may run (IOTBRIDGE_SCRIPT_WORKERS); each starts with its first run */
+                                configured: number;
+                                /** @description Script worker processes started */
                                 count: number;
                                 busy: number;
                                 /** @description Runs running or waiting in a worker */

@@ -54,8 +54,10 @@ export function TriggersCard({ view }: { readonly view: TriggersView }) {
     <>
       <ul className="stats super-stats" aria-label="Script workers">
         <li className="stat">
-          <span className="stat-value">{count(workers.count)}</span>
-          <span className="stat-label">workers</span>
+          <span className="stat-value">
+            {count(workers.count)} of {count(workers.configured)}
+          </span>
+          <span className="stat-label">workers started</span>
         </li>
         <li className="stat">
           <span className="stat-value">{count(workers.busy)}</span>
