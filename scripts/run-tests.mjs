@@ -1,5 +1,11 @@
-// Runs every test/**/*.test.ts with node's test runner (TypeScript through tsx). Extra arguments pass through,
-// e.g. `npm run test:only -- --test-name-pattern=tenancy`.
+// Runs every test/**/*.test.ts with node's test runner. Extra arguments pass through, e.g.
+// `npm run test:only -- --test-name-pattern=tenancy`.
+//
+// The tests and the service are type-checked and compiled first (tsconfig.test.json, into dist/ as `npm run
+// build` lays it out) and run as JavaScript, as the service runs in production: under tsx every test file, and
+// every service or script worker it starts, paid ~1.7 s more to load its ~1,600 modules through the loader
+// hooks, a quarter of the suite's time. IOTBRIDGE_TEST_FROM_SOURCE=1 type-checks only and runs the TypeScript
+// through tsx instead.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -12,7 +18,14 @@ function find(dir) {
   });
 }
 
-const files = find('test').sort();
-const args = ['--import', 'tsx', '--test', '--test-concurrency=2', ...process.argv.slice(2), ...files];
+const fromSource = process.env.IOTBRIDGE_TEST_FROM_SOURCE === '1';
+const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.test.json', ...(fromSource ? ['--noEmit'] : [])], { stdio: 'inherit' });
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+
+// The sources name the test files: a compiled file whose source is gone is not run.
+const sources = find('test').sort();
+const files = fromSource ? sources : sources.map((file) => path.join('dist', file.replace(/\.ts$/, '.js')));
+const loader = fromSource ? ['--import', 'tsx'] : ['--enable-source-maps'];
+const args = [...loader, '--test', '--test-concurrency=2', ...process.argv.slice(2), ...files];
 const result = spawnSync(process.execPath, args, { stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { FuzzService, fuzzAccount } from '../helpers/fuzz.js';
+import { CLI } from '../helpers/repo.js';
 
 const run = promisify(execFile);
 
@@ -36,7 +37,7 @@ describe('iotbridge location import (SQLite)', { timeout: 120_000 }, () => {
     await writeFile(file, gzipSync(`${rows.join('\n')}\n`));
 
     const env = { ...process.env, IOTBRIDGE_DATA_DIR: dataDir };
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'location', 'import', id, file, '--account', accountId], { env });
+    const { stdout } = await run(process.execPath, [...CLI, 'location', 'import', id, file, '--account', accountId], { env });
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { state: string; rows: number; rejected: number };
     assert.deepEqual([result.state, result.rows, result.rejected], ['done', 2000, 0]);
 
@@ -44,7 +45,7 @@ describe('iotbridge location import (SQLite)', { timeout: 120_000 }, () => {
     assert.equal(located.status, 200, located.text);
     assert.ok(Math.abs((located.json.lat as number) - 48.8505) < 1e-6, located.text);
 
-    const wrong = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'location', 'import', 'no-such-service', file, '--account', accountId], { env }).catch((error: { code: number; stderr: string }) => error);
+    const wrong = await run(process.execPath, [...CLI, 'location', 'import', 'no-such-service', file, '--account', accountId], { env }).catch((error: { code: number; stderr: string }) => error);
     assert.equal((wrong as { code: number }).code, 1);
     assert.match((wrong as { stderr: string }).stderr, /No such location service/);
   });

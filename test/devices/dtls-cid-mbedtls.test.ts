@@ -22,11 +22,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
+import { REPO_ROOT } from '../helpers/repo.js';
 import { startService, type TestService } from '../helpers/service.js';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const REPO = REPO_ROOT;
 const BUILD_SCRIPT = path.join(REPO, 'scripts/build-mbedtls-cid-client.sh');
 const KEY_HEX = Buffer.from('sixteen-byte-key').toString('hex');
 /** The CID the client asks the server to put on the records it sends to the client. */

@@ -7,9 +7,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { CLI } from '../helpers/repo.js';
 
 /** The real command-line entry point, as `npm start` runs it, in its own process. */
-const CLI = ['--import', 'tsx', path.resolve('src/cli.ts')];
 
 interface Running {
   readonly child: ChildProcess;

@@ -21,6 +21,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { within } from './devices.js';
+import { CLI } from './repo.js';
 
 export const FUZZ_ADMIN_TOKEN = 'AT:fuzz-admin-token-0123456789abcdef';
 
@@ -467,7 +468,7 @@ export interface HttpRequest {
   readonly timeoutMs?: number;
 }
 
-/** `iotbridge serve` (node --import tsx src/cli.ts serve) with every port 0 on loopback and its own data directory. */
+/** `iotbridge serve` (compiled, or under tsx: helpers/repo.ts) with every port 0 on loopback and its own data directory. */
 export class FuzzService {
   readonly child: ChildProcess;
   readonly ports: Readonly<Record<string, number>>;
@@ -488,7 +489,7 @@ export class FuzzService {
     // A developer's IOTBRIDGE_* settings (a PostgreSQL URL, fixed ports) must not leak into the process under test.
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('IOTBRIDGE_')));
     // --expose-gc and the inspector (loopback, a free port) let the fuzzer measure memory after a full GC. Script workers are spawned with arguments of their own: they get neither.
-    const child = spawn(process.execPath, ['--expose-gc', '--inspect=127.0.0.1:0', '--import', 'tsx', path.resolve('src/cli.ts'), 'serve'], {
+    const child = spawn(process.execPath, ['--expose-gc', '--inspect=127.0.0.1:0', ...CLI, 'serve'], {
       env: {
         ...inherited,
         IOTBRIDGE_DATA_DIR: dataDir,

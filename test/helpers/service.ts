@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import pino from 'pino';
 import { IotBridge } from '../../src/app.js';
@@ -10,6 +9,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import type { EventBus } from '../../src/events/event-bus.js';
+import { REPO_ROOT } from './repo.js';
 
 export const ADMIN_TOKEN = 'AT:test-admin-token-0123456789';
 
@@ -104,9 +104,9 @@ let template: Promise<string> | undefined;
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
     const hash = createHash('sha256');
-    const directory = fileURLToPath(new URL('../../src/store/migrations/', import.meta.url));
+    const directory = path.join(REPO_ROOT, 'src/store/migrations');
     for (const file of (await readdir(directory)).sort()) hash.update(file).update(await readFile(path.join(directory, file)));
-    hash.update(await readFile(fileURLToPath(new URL('../../src/store/migrate.ts', import.meta.url))));
+    hash.update(await readFile(path.join(REPO_ROOT, 'src/store/migrate.ts')));
     const name = `iotbridge_template_${hash.digest('hex').slice(0, 16)}`;
     const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
     await admin.connect();

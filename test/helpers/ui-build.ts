@@ -4,10 +4,10 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { REPO_ROOT } from './repo.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const ROOT = REPO_ROOT;
 /** Where `npm run build` (vite build ui) puts the UI. */
 export const UI_BUILD_DIR = path.join(ROOT, 'dist/ui');
 const SOURCES = ['ui/index.html', 'ui/vite.config.ts', 'ui/tsconfig.json', 'ui/src', 'ui/public', 'package-lock.json'].map((name) => path.join(ROOT, name));
