@@ -8,12 +8,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { repoRoot } from './repo-root.js';
 import openapiTS, { astToString } from 'openapi-typescript';
 import pino from 'pino';
 import { IotBridge } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const root = repoRoot(import.meta.url);
 export const API_TYPES_DIR = path.join(root, 'ui/src/api');
 export const OPENAPI_FILE = 'openapi.json';
 export const SCHEMA_FILE = 'schema.d.ts';

@@ -4,10 +4,11 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { repoRoot } from './repo-root.js';
 import { parseDdf } from '../src/lwm2m/objects/ddf.js';
 import { toObjectJson, type ObjectJson } from '../src/lwm2m/objects/object-json.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const root = repoRoot(import.meta.url);
 const definitions = path.join(root, 'src/lwm2m/objects/definitions');
 const target = path.join(root, 'src/lwm2m/objects/shipped.generated.ts');
 

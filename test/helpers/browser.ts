@@ -69,6 +69,8 @@ export function failedRequest(status: number): RegExp {
 export async function openPage(context: BrowserContext): Promise<{ page: Page; problems: PageProblems }> {
   const page = await context.newPage();
   page.setDefaultTimeout(5000);
+  // Loading the app (its scripts parsed and run) on a machine busy with other test files took over 5 s.
+  page.setDefaultNavigationTimeout(20_000);
   return { page, problems: watchPageProblems(page) };
 }
 
