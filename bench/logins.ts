@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqttPacket from 'mqtt-packet';
+import { serviceNodeArgs } from './reference/processes.js';
 
 const DEVICES = Number(process.env.BENCH_LOGINS_DEVICES ?? 10_000);
 /** Devices whose passwords a person chose (PBKDF2): their own storm. */
@@ -221,8 +222,7 @@ class BridgeProcess {
     const cli = new URL(compiled ? '../src/cli.js' : '../src/cli.ts', import.meta.url).pathname;
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('IOTBRIDGE_')));
     const startedAt = performance.now();
-    // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (written at the graceful stops).
-    const nodeArgs = [...START_FLAGS, ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
+    const nodeArgs = [...START_FLAGS, ...serviceNodeArgs()];
     this.child = spawn(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), ...nodeArgs, cli, 'serve'], {
       env: {
         ...inherited,

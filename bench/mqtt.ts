@@ -36,7 +36,7 @@ import { rm } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { ServiceMessage } from './mqtt-service.js';
-import { temporaryDirectory, watchdog } from './reference/processes.js';
+import { serviceNodeArgs, temporaryDirectory, watchdog } from './reference/processes.js';
 import { startMosquitto, type Mosquitto } from './reference/mosquitto.js';
 
 const DEVICES = Number(process.env.BENCH_MQTT_DEVICES ?? 100);
@@ -287,8 +287,7 @@ async function run(referenceUrl: string | undefined, referenceLabel: string, own
   // Compiled (npm run bench:mqtt), the service runs as `npm start` runs it; from source, under tsx.
   const compiled = import.meta.url.endsWith('.js');
   const service = fork(new URL(compiled ? './mqtt-service.js' : './mqtt-service.ts', import.meta.url), [], {
-    // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service.
-    execArgv: [...(compiled ? [] : ['--import', 'tsx']), ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
+    execArgv: [...(compiled ? [] : ['--import', 'tsx']), ...serviceNodeArgs()],
     env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_ADMIN_TOKEN: TOKEN },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -220,13 +220,19 @@ export function watchdog(seconds: number, what: string): void {
  * The service as `npm run dev` runs it (src/cli.ts under tsx), in a process of its own, on loopback with a
  * port of the system's choice for each server; resolves once it reported its ports.
  */
+/**
+ * Node arguments for the service under test from BENCH_SERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+ * to profile it (the profile is written at its graceful stop).
+ */
+export function serviceNodeArgs(): string[] {
+  return process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+}
+
 export async function startBridge(env: Record<string, string>): Promise<{ child: Child; ports: Record<string, number> }> {
   const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
   let reported: ((ports: Record<string, number>) => void) | undefined;
   const ports = new Promise<Record<string, number>>((resolve) => (reported = resolve));
-  // e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service (written at its stop).
-  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = startChild('the service', process.execPath, [...nodeArgs, '--import', 'tsx', cli, 'serve'], {
+  const child = startChild('the service', process.execPath, [...serviceNodeArgs(), '--import', 'tsx', cli, 'serve'], {
     env: {
       ...process.env,
       IOTBRIDGE_HTTP_HOST: '127.0.0.1',

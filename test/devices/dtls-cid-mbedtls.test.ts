@@ -26,8 +26,7 @@ import { createAccount, createEndpoint, createService, type TestAccount } from '
 import { REPO_ROOT } from '../helpers/repo.js';
 import { startService, type TestService } from '../helpers/service.js';
 
-const REPO = REPO_ROOT;
-const BUILD_SCRIPT = path.join(REPO, 'scripts/build-mbedtls-cid-client.sh');
+const BUILD_SCRIPT = path.join(REPO_ROOT, 'scripts/build-mbedtls-cid-client.sh');
 const KEY_HEX = Buffer.from('sixteen-byte-key').toString('hex');
 /** The CID the client asks the server to put on the records it sends to the client. */
 const CLIENT_CID = 'c1d2c3d4';

@@ -7,11 +7,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REPO_ROOT } from './repo.js';
 
-const ROOT = REPO_ROOT;
 /** Where `npm run build` (vite build ui) puts the UI. */
-export const UI_BUILD_DIR = path.join(ROOT, 'dist/ui');
-const SOURCES = ['ui/index.html', 'ui/vite.config.ts', 'ui/tsconfig.json', 'ui/src', 'ui/public', 'package-lock.json'].map((name) => path.join(ROOT, name));
-const LOCK = path.join(ROOT, 'dist/.ui-build.lock');
+export const UI_BUILD_DIR = path.join(REPO_ROOT, 'dist/ui');
+const SOURCES = ['ui/index.html', 'ui/vite.config.ts', 'ui/tsconfig.json', 'ui/src', 'ui/public', 'package-lock.json'].map((name) => path.join(REPO_ROOT, name));
+const LOCK = path.join(REPO_ROOT, 'dist/.ui-build.lock');
 const BUILD_TIMEOUT_MS = 120_000;
 
 function newestChange(file: string): number {
@@ -49,8 +48,8 @@ export async function ensureUiBuilt(): Promise<string> {
   await takeLock();
   try {
     if (upToDate()) return UI_BUILD_DIR;
-    const vite = path.join(ROOT, 'node_modules/vite/bin/vite.js');
-    const result = spawnSync(process.execPath, [vite, 'build', 'ui', '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8', timeout: BUILD_TIMEOUT_MS });
+    const vite = path.join(REPO_ROOT, 'node_modules/vite/bin/vite.js');
+    const result = spawnSync(process.execPath, [vite, 'build', 'ui', '--logLevel', 'warn'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: BUILD_TIMEOUT_MS });
     if (result.status !== 0) throw new Error(`vite build ui failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`);
     return UI_BUILD_DIR;
   } finally {

@@ -46,7 +46,10 @@ const TriggersView = Type.Object({
   workers: Type.Object({
     configured: Type.Integer({ description: 'Script worker processes this node may run (IOTBRIDGE_SCRIPT_WORKERS); each starts with its first run' }),
     count: Type.Integer({ description: 'Script worker processes started' }),
-    busy: Type.Integer(), inFlight: Type.Integer({ description: 'Runs running or waiting in a worker' }), each: Type.Array(Worker) }),
+    busy: Type.Integer(),
+    inFlight: Type.Integer({ description: 'Runs running or waiting in a worker' }),
+    each: Type.Array(Worker),
+  }),
   recent: Type.Object({
     runs: Type.Integer({ description: 'Executions looked at: the newest ones' }),
     since: Nullable(Type.String({ format: 'date-time' })),
