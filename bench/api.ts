@@ -1,9 +1,9 @@
 /**
  * HTTP API benchmark: the real service against the program a user would run instead, side by side in one run.
  *
- *   - IoT Bridge: the service as `npm run dev` runs it (src/cli.ts), in a process of its own, on SQLite and on
+ *   - IoT Bridge: the service as `npm start` runs it (dist/src/cli.js), in a process of its own, on SQLite and on
  *     PostgreSQL (skipped when unreachable), with 10,000 endpoints; authenticated `GET /endpoints/k.<key>`
- *     (bearer token + query), `GET /health` of the same server (no token, no query) and `POST /endpoints`.
+ *     (bearer token + query) of one of them at random, `GET /health` of the same server (no token, no query) and `POST /endpoints`.
  *   - Reference: a bare Fastify 5 hello-world (`GET /` → `{"hello":"world"}`, bench/reference/fastify-hello.mjs)
  *     started fresh in a process of its own beside each server, driven with the same autocannon settings.
  *
@@ -21,10 +21,10 @@
  */
 import { readFile, rm } from 'node:fs/promises';
 import { cpus, userInfo } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { startBridge, startChild, temporaryDirectory, watchdog, within, type Child } from './reference/processes.js';
+import { REPO_ROOT, startBridge, startChild, temporaryDirectory, watchdog, within, type Child } from './reference/processes.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -47,7 +47,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function startReference(): Promise<{ child: Child; base: string }> {
   let reported: ((port: number) => void) | undefined;
   const port = new Promise<number>((resolve) => (reported = resolve));
-  const child = startChild('the Fastify reference', process.execPath, [fileURLToPath(new URL('./reference/fastify-hello.mjs', import.meta.url))], {
+  const child = startChild('the Fastify reference', process.execPath, [path.join(REPO_ROOT, 'bench/reference/fastify-hello.mjs')], {
     onLine: (line) => {
       if (line.startsWith('{"port"')) reported?.((JSON.parse(line) as { port: number }).port);
     },
@@ -100,16 +100,18 @@ async function benchDialect(name: string, env: Record<string, string>): Promise<
       );
     }
     const headers = { authorization: `Bearer ${TOKEN}` };
+    // Each request reads one of the 10,000 endpoints, taken at random, as a dashboard or an integration would.
+    const readAny = { url: `${base}/endpoints/k.dev-0`, headers, requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: `/endpoints/k.dev-${Math.floor(Math.random() * ENDPOINTS)}` }) }] };
     // Warm up JIT, caches and connection pools, of both servers.
     await autocannon({ url: `${fastify.base}/`, connections: 10, duration: 2 });
-    await autocannon({ url: `${base}/endpoints/k.dev-4242`, headers, connections: 10, duration: 2 });
+    await autocannon({ ...readAny, connections: 10, duration: 2 });
 
     // Rounds alternate, so that a slow spell of the machine weighs on the reference and the service alike.
     const figures = { fastify: [] as Figure[], health: [] as Figure[], read: [] as Figure[] };
     for (let round = 0; round < ROUNDS; round++) {
       figures.fastify.push(await load({ url: `${fastify.base}/` }));
       figures.health.push(await load({ url: `${base}/health` }));
-      figures.read.push(await load({ url: `${base}/endpoints/k.dev-4242`, headers }));
+      figures.read.push(await load(readAny));
       console.log(`${name} round ${round + 1}: Fastify hello-world ${rps(figures.fastify.at(-1)!)}, GET /health ${rps(figures.health.at(-1)!)}, GET /endpoints/k.<key> ${rps(figures.read.at(-1)!)} req/s`);
     }
     let created = 0;
@@ -159,7 +161,7 @@ const format = (f: Figure) => `${rps(f)} req/s (p50 ${f.p50} ms, p99 ${f.p99} ms
 
 async function main(): Promise<void> {
   watchdog(TIMEOUT, 'bench:api');
-  const fastifyVersion = (JSON.parse(await readFile(fileURLToPath(new URL('../node_modules/fastify/package.json', import.meta.url)), 'utf8')) as { version: string }).version;
+  const fastifyVersion = (JSON.parse(await readFile(path.join(REPO_ROOT, 'node_modules/fastify/package.json'), 'utf8')) as { version: string }).version;
   console.log(
     `# IoT Bridge API benchmark: ${cpus().length} cores, Node ${process.version}, ${ROUNDS} rounds of ${DURATION} s, ${CONNECTIONS} connections, ${ENDPOINTS} endpoints; ` +
       `reference: bare Fastify ${fastifyVersion} hello-world in its own process, started beside each server; autocannon in the bench's process\n`,

@@ -1,7 +1,7 @@
 /**
  * CoAP benchmark: the real service against the CoAP server a user would run instead, side by side in one run.
  *
- *   - IoT Bridge: the service as `npm run dev` runs it (src/cli.ts, SQLite), in a process of its own, with a
+ *   - IoT Bridge: the service as `npm start` runs it (dist/src/cli.js, SQLite), in a process of its own, with a
  *     `coap` service and one endpoint per socket; each device sends CON POST `/d/<key>/t` (payload "22.5"),
  *     answered 2.04 once its `coap-request` event is durable.
  *   - Reference: libcoap's `coap-server-notls` (Debian libcoap3-bin, installed by the bench when missing and
@@ -29,11 +29,11 @@
 import dgram from 'node:dgram';
 import { rm } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import { generate, parse } from 'coap-packet';
 import { CoapEndpoint, ResponseCode } from '../src/coap/index.js';
 import { startLibcoap, type Libcoap } from './reference/libcoap.js';
-import { startBridge, startChild, temporaryDirectory, watchdog, within, type Child } from './reference/processes.js';
+import { REPO_ROOT, startBridge, startChild, temporaryDirectory, watchdog, within, type Child } from './reference/processes.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -48,7 +48,7 @@ const WARMUP = 2;
 const TIMEOUT = Number(process.env.BENCH_TIMEOUT ?? 300 + (ROUNDS + 1) * (SECONDARY ? 4 : 2) * (DURATION + 5));
 const TOKEN = 'AT:bench-admin-token-000000000';
 const PAYLOAD = Buffer.from('22.5 C');
-const LOAD = fileURLToPath(new URL('./coap-load.mjs', import.meta.url));
+const LOAD = path.join(REPO_ROOT, 'bench/coap-load.mjs');
 
 /** What bench/coap-load.mjs reports for one run. */
 interface LoadResult {

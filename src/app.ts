@@ -152,7 +152,8 @@ export class IotBridge {
     const applied = await migrateToLatest(database);
     logger.info({ dialect: database.dialect, location: database.location, migrationsApplied: applied }, 'storage ready');
 
-    const sql = sqlStores(database, { dataDir: config.dataDir });
+    // With Redis other processes may write the endpoints too: their rows are read from the database every time.
+    const sql = sqlStores(database, { dataDir: config.dataDir, endpointCacheSize: config.redisUrl === undefined ? config.endpointCacheSize : 0 });
     const redis = config.redisUrl === undefined ? undefined : await openRedis(config.redisUrl, logger);
     this.#redis = redis;
     // State the nodes of a cluster share (docs/cluster.md); without Redis it stays in this process.

@@ -101,6 +101,12 @@ export interface Config {
   /** How long a verified token is trusted without asking the database. `IOTBRIDGE_TOKEN_CACHE_TTL` seconds, default 10. */
   readonly tokenCacheTtlSeconds: number;
   /**
+   * Endpoints whose rows are kept in memory for reads (`GET /endpoints/{ref}`, scripts' `endpoint.get`); each write
+   * forgets what it changed. Not used with `IOTBRIDGE_REDIS_URL` (other nodes write too). 0 turns it off.
+   * `IOTBRIDGE_ENDPOINT_CACHE_SIZE`, default 10000.
+   */
+  readonly endpointCacheSize: number;
+  /**
    * Shortest password a person may choose for a device (`PUT /endpoints/{ref}/credentials {"password"}`); raise
    * it to push fleets towards generated secrets. `IOTBRIDGE_DEVICE_PASSWORD_MIN_LENGTH`, default 8, at most 256.
    */
@@ -232,6 +238,7 @@ export const DEFAULTS = {
   dataDir: './data',
   userTokenTtlSeconds: 86_400,
   tokenCacheTtlSeconds: 10,
+  endpointCacheSize: 10_000,
   devicePasswordMinLength: 8,
   devicePasswordMaxWaitMs: 10_000,
   eventParallelism: 50,
@@ -301,6 +308,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   adminPassword: 'IOTBRIDGE_ADMIN_PASSWORD',
   userTokenTtlSeconds: 'IOTBRIDGE_USER_TOKEN_TTL',
   tokenCacheTtlSeconds: 'IOTBRIDGE_TOKEN_CACHE_TTL',
+  endpointCacheSize: 'IOTBRIDGE_ENDPOINT_CACHE_SIZE',
   devicePasswordMinLength: 'IOTBRIDGE_DEVICE_PASSWORD_MIN_LENGTH',
   devicePasswordMaxWaitMs: 'IOTBRIDGE_DEVICE_PASSWORD_MAX_WAIT_MS',
   eventParallelism: 'IOTBRIDGE_EVENT_PARALLELISM',
@@ -409,6 +417,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     adminPassword: optionalString(merged, 'adminPassword'),
     userTokenTtlSeconds: positiveInt(merged, 'userTokenTtlSeconds'),
     tokenCacheTtlSeconds: nonNegativeInt(merged, 'tokenCacheTtlSeconds'),
+    endpointCacheSize: integer(merged, 'endpointCacheSize', 0, 10_000_000),
     devicePasswordMinLength: integer(merged, 'devicePasswordMinLength', PASSWORD_MIN_LENGTH, DEVICE_PASSWORD_MAX_LENGTH),
     devicePasswordMaxWaitMs: integer(merged, 'devicePasswordMaxWaitMs', 0, 600_000),
     eventParallelism: integer(merged, 'eventParallelism', 1, 10_000),

@@ -11,7 +11,12 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { repoRoot } from '../../scripts/repo-root.js';
+
+/** The repository: the benches run from source (tsx) or compiled into dist/. */
+export const REPO_ROOT = repoRoot(import.meta.url);
+/** Compiled (`npm run bench:…`), the service runs as `npm start` runs it, from dist/; from source, under tsx. */
+const COMPILED = import.meta.url.endsWith('.js');
 
 /** A child process of the bench, with the last lines it wrote (for errors). */
 export interface Child {
@@ -229,10 +234,10 @@ export function serviceNodeArgs(): string[] {
 }
 
 export async function startBridge(env: Record<string, string>): Promise<{ child: Child; ports: Record<string, number> }> {
-  const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+  const cli = path.join(REPO_ROOT, COMPILED ? 'dist/src/cli.js' : 'src/cli.ts');
   let reported: ((ports: Record<string, number>) => void) | undefined;
   const ports = new Promise<Record<string, number>>((resolve) => (reported = resolve));
-  const child = startChild('the service', process.execPath, [...serviceNodeArgs(), '--import', 'tsx', cli, 'serve'], {
+  const child = startChild('the service', process.execPath, [...serviceNodeArgs(), ...(COMPILED ? [] : ['--import', 'tsx']), cli, 'serve'], {
     env: {
       ...process.env,
       IOTBRIDGE_HTTP_HOST: '127.0.0.1',

@@ -1,14 +1,18 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AccountContents, AccountRecord, AccountStore } from '../domain/accounts.js';
 import type { PageRequest } from '../domain/pagination.js';
+import type { EndpointReadCache } from './endpoint-read-cache.js';
 import { fromJson, toJson, type AccountsTable, type Schema } from './schema.js';
 import { pageOf, startsWith, toIso, toMs } from './sql.js';
 
 export class SqlAccountStore implements AccountStore {
   readonly #db: Kysely<Schema>;
+  /** Forgets every endpoint after a delete that takes endpoints with it. */
+  readonly #endpointCache: EndpointReadCache | undefined;
 
-  constructor(db: Kysely<Schema>) {
+  constructor(db: Kysely<Schema>, endpointCache?: EndpointReadCache) {
     this.#db = db;
+    this.#endpointCache = endpointCache;
   }
 
   async insert(account: AccountRecord): Promise<void> {
@@ -78,6 +82,14 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async deleteTree(path: string): Promise<void> {
+    try {
+      await this.#deleteTree(path);
+    } finally {
+      this.#endpointCache?.forgetAll();
+    }
+  }
+
+  async #deleteTree(path: string): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
       const ids = trx.selectFrom('accounts').select('id').where(startsWith('path', path));
       // Children before parents: tags and storage go with their endpoints (ON DELETE CASCADE).

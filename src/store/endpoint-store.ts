@@ -14,6 +14,7 @@ import {
 import type { PageRequest } from '../domain/pagination.js';
 import { AppError } from '../errors.js';
 import type { DialectName } from './database.js';
+import type { EndpointReadCache } from './endpoint-read-cache.js';
 import { fromJson, toJson, type EndpointsTable, type Schema } from './schema.js';
 import { isUniqueViolation, pageOf, precompiled, startsWith, toIso, toMs } from './sql.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
@@ -43,11 +44,17 @@ export class SqlEndpointStore implements EndpointStore {
   readonly #dialect: DialectName;
   /** The embedded database's batched writes, for presence (SQLite only). */
   readonly #hot: SqliteHotPath | undefined;
+  /**
+   * Rows as last read by id and key, where this process makes every write to them (not in a cluster): each write
+   * below forgets what it touched once it has ended.
+   */
+  readonly #cache: EndpointReadCache | undefined;
 
-  constructor(db: Kysely<Schema>, dialect: DialectName, hot?: SqliteHotPath) {
+  constructor(db: Kysely<Schema>, dialect: DialectName, options: { hot?: SqliteHotPath | undefined; cache?: EndpointReadCache | undefined } = {}) {
     this.#db = db;
     this.#dialect = dialect;
-    this.#hot = hot;
+    this.#hot = options.hot;
+    this.#cache = options.cache;
     const endpoints = db.selectFrom('endpoints').selectAll().where('account_id', '=', '');
     this.#byId = precompiled(db, endpoints.where('id', '=', ''));
     this.#byKey = precompiled(db, endpoints.where('key', '=', '').limit(1));
@@ -67,17 +74,20 @@ export class SqlEndpointStore implements EndpointStore {
       await this.#claimKey(trx, endpoint);
       await trx.insertInto('endpoints').values(toRow(endpoint)).execute();
       await writeTags(trx, endpoint);
-    });
+    }, [endpoint.id]);
   }
 
   async insertMany(endpoints: readonly Endpoint[]): Promise<void> {
     if (endpoints.length === 0) return;
-    await this.#write(async (trx) => {
-      for (const endpoint of endpoints) await this.#claimKey(trx, endpoint);
-      await trx.insertInto('endpoints').values(endpoints.map(toRow)).execute();
-      const tags = endpoints.flatMap((endpoint) => endpoint.tags.map((tag) => ({ endpoint_id: endpoint.id, account_id: endpoint.accountId, ...parseTag(tag) })));
-      for (let start = 0; start < tags.length; start += 500) await trx.insertInto('endpoint_tags').values(tags.slice(start, start + 500)).execute();
-    });
+    await this.#write(
+      async (trx) => {
+        for (const endpoint of endpoints) await this.#claimKey(trx, endpoint);
+        await trx.insertInto('endpoints').values(endpoints.map(toRow)).execute();
+        const tags = endpoints.flatMap((endpoint) => endpoint.tags.map((tag) => ({ endpoint_id: endpoint.id, account_id: endpoint.accountId, ...parseTag(tag) })));
+        for (let start = 0; start < tags.length; start += 500) await trx.insertInto('endpoint_tags').values(tags.slice(start, start + 500)).execute();
+      },
+      endpoints.map((endpoint) => endpoint.id),
+    );
   }
 
   async byKeys(accountId: string, serviceId: string, keys: readonly string[]): Promise<Endpoint[]> {
@@ -106,24 +116,39 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async getById(accountId: string, id: string): Promise<Endpoint | undefined> {
+    const held = this.#cache?.get(accountId, id);
+    if (held) return held;
+    const generation = this.#cache?.generation ?? 0;
     const [row] = await this.#byId([accountId, id]);
-    return row && toEndpoint(row);
+    if (!row) return undefined;
+    const endpoint = toEndpoint(row);
+    this.#cache?.keep(endpoint, generation);
+    return endpoint;
   }
 
   async findByKey(accountId: string, key: string, serviceId: string | undefined, limit: number): Promise<Endpoint[]> {
+    const held = this.#cache?.getByKey(accountId, key, serviceId, limit);
+    if (held) return held;
+    const generation = this.#cache?.generation ?? 0;
     const rows = serviceId === undefined ? await this.#byKey([accountId, key, limit]) : await this.#byServiceKey([accountId, key, serviceId, limit]);
-    return rows.map(toEndpoint);
+    const found = rows.map(toEndpoint);
+    this.#cache?.keepKey(accountId, key, serviceId, limit, found, generation);
+    return found;
   }
 
   async update(endpoint: Endpoint): Promise<void> {
     await this.#write(async (trx) => {
       await this.#claimKey(trx, endpoint);
       await updateOne(trx, endpoint);
-    });
+    }, [endpoint.id]);
   }
 
   async delete(id: string): Promise<void> {
-    await this.#db.deleteFrom('endpoints').where('id', '=', id).execute();
+    try {
+      await this.#db.deleteFrom('endpoints').where('id', '=', id).execute();
+    } finally {
+      this.#cache?.forgetWithKeys([id]);
+    }
   }
 
   async list(accountId: string, filter: EndpointFilter, request: PageRequest, sort: EndpointSort) {
@@ -156,18 +181,18 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async updateMany(accountId: string, filter: EndpointFilter, change: (endpoint: Endpoint) => Endpoint): Promise<number> {
+    const touched: string[] = [];
     return this.#write(async (trx) => {
       const rows = await filtered(trx.selectFrom('endpoints'), accountId, filter).selectAll().execute();
-      let changed = 0;
       for (const row of rows) {
         const before = toEndpoint(row);
         const after = change(before);
         if (JSON.stringify(after.tags) === JSON.stringify(before.tags) && JSON.stringify(after.statusDetails) === JSON.stringify(before.statusDetails)) continue;
+        touched.push(after.id);
         await updateOne(trx, after);
-        changed++;
       }
-      return changed;
-    });
+      return touched.length;
+    }, touched);
   }
 
   async storageGet(endpointId: string, name: string) {
@@ -236,6 +261,14 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined> {
+    try {
+      return await this.#setPresence(endpointId, change);
+    } finally {
+      this.#cache?.forget([endpointId]);
+    }
+  }
+
+  async #setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined> {
     if (this.#hot) {
       const stored = await this.#hot.setPresence(endpointId, change);
       return stored === undefined ? undefined : fromJson<JsonObject>(stored);
@@ -268,26 +301,34 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async mergeStatusDetails(endpointId: string, details: JsonObject, updatedAt: string): Promise<JsonObject | undefined> {
-    return this.#db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('endpoints').select('status_details').where('id', '=', endpointId).executeTakeFirst();
-      if (!row) return undefined;
-      const merged = mergePatch(fromJson<JsonObject>(row.status_details), details);
-      await trx.updateTable('endpoints').set({ status_details: toJson(merged), updated_at: toMs(updatedAt) }).where('id', '=', endpointId).execute();
-      return merged;
-    });
+    try {
+      return await this.#db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('endpoints').select('status_details').where('id', '=', endpointId).executeTakeFirst();
+        if (!row) return undefined;
+        const merged = mergePatch(fromJson<JsonObject>(row.status_details), details);
+        await trx.updateTable('endpoints').set({ status_details: toJson(merged), updated_at: toMs(updatedAt) }).where('id', '=', endpointId).execute();
+        return merged;
+      });
+    } finally {
+      this.#cache?.forget([endpointId]);
+    }
   }
 
   async releaseHeardBy(node: string, protocols: readonly string[]): Promise<{ endpoint: Endpoint; protocol: string }[]> {
     if (protocols.length === 0) return [];
-    const rows = await this.#db
-      .updateTable('endpoints')
-      .set({ state: 'unavailable', missing_after: null })
-      .where('heard_node', '=', node)
-      .where('state', '=', 'connected')
-      .where('heard_protocol', 'in', [...protocols])
-      .returningAll()
-      .execute();
-    return rows.map((row) => ({ endpoint: toEndpoint(row), protocol: row.heard_protocol! }));
+    try {
+      const rows = await this.#db
+        .updateTable('endpoints')
+        .set({ state: 'unavailable', missing_after: null })
+        .where('heard_node', '=', node)
+        .where('state', '=', 'connected')
+        .where('heard_protocol', 'in', [...protocols])
+        .returningAll()
+        .execute();
+      return rows.map((row) => ({ endpoint: toEndpoint(row), protocol: row.heard_protocol! }));
+    } finally {
+      this.#cache?.forgetAll();
+    }
   }
 
   async listMissing(now: string, limit: number): Promise<Endpoint[]> {
@@ -323,13 +364,18 @@ export class SqlEndpointStore implements EndpointStore {
     if (holder) throw new AppError('IOTB_ENDPOINT_KEY_IN_USE');
   }
 
-  /** Runs a write in a transaction and turns a key collision into `IOTB_ENDPOINT_KEY_TAKEN`. */
-  async #write<T>(work: (trx: Transaction<Schema>) => Promise<T>): Promise<T> {
+  /**
+   * Runs a write in a transaction and turns a key collision into `IOTB_ENDPOINT_KEY_TAKEN`; then, committed or
+   * not, the read cache forgets the endpoints it wrote (`ids` may be filled by the work) and every key look-up.
+   */
+  async #write<T>(work: (trx: Transaction<Schema>) => Promise<T>, ids: readonly string[]): Promise<T> {
     try {
       return await this.#db.transaction().execute(work);
     } catch (error) {
       if (isUniqueViolation(error)) throw new AppError('IOTB_ENDPOINT_KEY_TAKEN');
       throw error;
+    } finally {
+      this.#cache?.forgetWithKeys(ids);
     }
   }
 }

@@ -1,14 +1,18 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { PageRequest } from '../domain/pagination.js';
 import type { Service, ServiceOptions, ServiceStore, ServiceType } from '../domain/services.js';
+import type { EndpointReadCache } from './endpoint-read-cache.js';
 import { fromJson, toJson, type Schema, type ServicesTable } from './schema.js';
 import { pageOf, toIso, toMs } from './sql.js';
 
 export class SqlServiceStore implements ServiceStore {
   readonly #db: Kysely<Schema>;
+  /** Forgets every endpoint after a delete that takes endpoints with it. */
+  readonly #endpointCache: EndpointReadCache | undefined;
 
-  constructor(db: Kysely<Schema>) {
+  constructor(db: Kysely<Schema>, endpointCache?: EndpointReadCache) {
     this.#db = db;
+    this.#endpointCache = endpointCache;
   }
 
   async insert(service: Service): Promise<void> {
@@ -53,10 +57,14 @@ export class SqlServiceStore implements ServiceStore {
   }
 
   async delete(id: string): Promise<void> {
-    await this.#db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('endpoints').where('service_id', '=', id).execute();
-      await trx.deleteFrom('services').where('id', '=', id).execute();
-    });
+    try {
+      await this.#db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('endpoints').where('service_id', '=', id).execute();
+        await trx.deleteFrom('services').where('id', '=', id).execute();
+      });
+    } finally {
+      this.#endpointCache?.forgetAll();
+    }
   }
 }
 

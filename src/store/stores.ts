@@ -8,6 +8,7 @@ import { SqlBootstrapConfigStore } from './bootstrap-config-store.js';
 import { SqlDeviceSecurityStore } from './device-security-store.js';
 import { DiskFileStore } from './disk-file-store.js';
 import { SqlFileLinkStore } from './file-link-store.js';
+import { EndpointReadCache } from './endpoint-read-cache.js';
 import { SqlEndpointStore } from './endpoint-store.js';
 import { SqlEventStore } from './event-store.js';
 import { SqlObjectModelStore } from './object-model-store.js';
@@ -73,18 +74,24 @@ export interface StoreOptions {
    * the SQLite file, which `openDatabase` puts there. Unused on PostgreSQL (contents are in the database).
    */
   readonly dataDir?: string | undefined;
+  /**
+   * Endpoint rows kept in memory for reads (endpoint-read-cache.ts), 0 or left out for none: only where this
+   * process makes every write to the endpoints (not a node of a cluster).
+   */
+  readonly endpointCacheSize?: number | undefined;
 }
 
 /** Every store on one Kysely database (SQLite or PostgreSQL alike; SQLite adds its hot path for the event pipeline). */
 export function sqlStores(database: Database, options: StoreOptions = {}): Stores {
   const { db } = database;
   const { hot } = database;
+  const endpointCache = options.endpointCacheSize ? new EndpointReadCache(options.endpointCacheSize) : undefined;
   return {
-    accounts: new SqlAccountStore(db),
+    accounts: new SqlAccountStore(db, endpointCache),
     tokens: new SqlTokenStore(db),
     users: new SqlUserStore(db),
-    services: new SqlServiceStore(db),
-    endpoints: new SqlEndpointStore(db, database.dialect, hot),
+    services: new SqlServiceStore(db, endpointCache),
+    endpoints: new SqlEndpointStore(db, database.dialect, { hot, cache: endpointCache }),
     deviceSecurity: new SqlDeviceSecurityStore(db),
     events: new SqlEventStore(db, hot),
     triggers: new SqlTriggerStore(db),
