@@ -1,4 +1,4 @@
-import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { hash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { ConcurrencyGate } from './gate.js';
 
 /** A new bearer token: the kind's prefix (`AT:` or `UT:`) and 192 random bits, URL-safe. */
@@ -11,7 +11,8 @@ export function newTokenSecret(prefix: 'AT:' | 'UT:'): string {
  * database useless; a slow KDF here would only slow down every request.
  */
 export function hashTokenSecret(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  // One-shot: a third of createHash().update().digest()'s time, and it runs on every API request.
+  return hash('sha256', token, 'base64url');
 }
 
 // scrypt with N=2^15, r=8, p=1: about 32 MiB and tens of milliseconds per hash (OWASP's minimum is 2^17 with

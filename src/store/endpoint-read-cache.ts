@@ -7,7 +7,8 @@ const CHANGES_REMEMBERED = 4096;
 
 /**
  * Endpoint rows as last read, for the reads every API call and script makes (`GET /endpoints/{id | k.key}`,
- * `endpoint.get`): on SQLite the statement alone cost ~24 µs of a request's ~170 µs (docs/performance.md).
+ * `endpoint.get`) and every device message (the device's look-up by key): on SQLite the statement was most of
+ * an API read's time and a fifth of a CoAP message's (docs/performance.md).
  *
  * Exact, not timed: the endpoint store forgets an endpoint after each of its writes to it has ended (committed or
  * failed), and everything after writes it cannot pin to endpoints (an account or a service deleted with its
@@ -20,8 +21,8 @@ const CHANGES_REMEMBERED = 4096;
  */
 export class EndpointReadCache {
   readonly #byId: LRUCache<string, Endpoint>;
-  /** `<accountId>\n<key>\n<serviceId>\n<limit>` → the ids a key look-up found, in order. */
-  readonly #idsByKey: LRUCache<string, readonly string[]>;
+  /** A look-up by key (`keyLookup`, `deviceLookup`) → the ids it found, in order. */
+  readonly #idsByLookup: LRUCache<string, readonly string[]>;
   /** The generation in which each recently changed endpoint was last forgotten. */
   readonly #changedAt: LRUCache<string, number>;
   #generation = 0;
@@ -32,7 +33,7 @@ export class EndpointReadCache {
 
   constructor(entries: number) {
     this.#byId = lruCache(entries);
-    this.#idsByKey = lruCache(entries);
+    this.#idsByLookup = lruCache(entries);
     this.#changedAt = lruCache(CHANGES_REMEMBERED, {
       dispose: (generation, _id, reason) => {
         if (reason === 'evict') this.#floor = Math.max(this.#floor, generation);
@@ -50,13 +51,13 @@ export class EndpointReadCache {
     return endpoint?.accountId === accountId ? endpoint : undefined;
   }
 
-  /** The endpoints a key look-up found last time, or undefined when that is not known (any of them not held). */
-  getByKey(accountId: string, key: string, serviceId: string | undefined, limit: number): Endpoint[] | undefined {
-    const ids = this.#idsByKey.get(keyOf(accountId, key, serviceId, limit));
+  /** The endpoints a look-up by key found last time, or undefined when that is not known (any of them not held). */
+  getByLookup(lookup: string): Endpoint[] | undefined {
+    const ids = this.#idsByLookup.get(lookup);
     if (!ids) return undefined;
     const found: Endpoint[] = [];
     for (const id of ids) {
-      const endpoint = this.get(accountId, id);
+      const endpoint = this.#byId.get(id);
       if (!endpoint) return undefined;
       found.push(endpoint);
     }
@@ -65,20 +66,18 @@ export class EndpointReadCache {
 
   /** Holds what a read that began in `generation` found, unless a write it may predate has ended since. */
   keep(endpoint: Endpoint, generation: number): void {
-    if ((this.#changedAt.get(endpoint.id) ?? this.#floor) > generation) return;
+    if (this.#changedSince(endpoint.id, generation)) return;
     this.#byId.set(endpoint.id, deepFreeze(endpoint));
   }
 
-  keepKey(accountId: string, key: string, serviceId: string | undefined, limit: number, found: readonly Endpoint[], generation: number): void {
-    if (this.#keysChangedAt > generation) return;
-    for (const endpoint of found) {
-      if ((this.#changedAt.get(endpoint.id) ?? this.#floor) > generation) return;
-    }
+  /** Holds what a look-up by key that began in `generation` found (none is an answer too). */
+  keepLookup(lookup: string, found: readonly Endpoint[], generation: number): void {
+    if (this.#keysChangedAt > generation || found.some((endpoint) => this.#changedSince(endpoint.id, generation))) return;
     for (const endpoint of found) this.keep(endpoint, generation);
-    this.#idsByKey.set(keyOf(accountId, key, serviceId, limit), found.map((endpoint) => endpoint.id));
+    this.#idsByLookup.set(lookup, found.map((endpoint) => endpoint.id));
   }
 
-  /** After a write to these endpoints that keeps their keys (presence, status details, heard-from). */
+  /** After a write to these endpoints that keeps their keys (status details, a failed presence write). */
   forget(ids: Iterable<string>): void {
     const generation = ++this.#generation;
     for (const id of ids) {
@@ -87,11 +86,22 @@ export class EndpointReadCache {
     }
   }
 
+  /**
+   * After a write whose effect on the row is known exactly (a device heard: state, last seen): the held row, if
+   * any, is replaced by `change` of it, so a device's next message finds it without a read. Reads in flight are
+   * not kept, as after `forget`.
+   */
+  patch(id: string, change: (held: Endpoint) => Endpoint): void {
+    const held = this.#byId.get(id);
+    this.forget([id]);
+    if (held) this.#byId.set(id, deepFreeze(change(held)));
+  }
+
   /** After a write that may add, change or remove keys of these endpoints (insert, update, delete). */
   forgetWithKeys(ids: Iterable<string>): void {
     this.forget(ids);
     this.#keysChangedAt = this.#generation;
-    this.#idsByKey.clear();
+    this.#idsByLookup.clear();
   }
 
   /** After a write to endpoints not named one by one (an account or service deleted, a node's devices released). */
@@ -100,13 +110,23 @@ export class EndpointReadCache {
     this.#floor = generation;
     this.#keysChangedAt = generation;
     this.#byId.clear();
-    this.#idsByKey.clear();
+    this.#idsByLookup.clear();
     this.#changedAt.clear();
+  }
+
+  #changedSince(id: string, generation: number): boolean {
+    return (this.#changedAt.get(id) ?? this.#floor) > generation;
   }
 }
 
-function keyOf(accountId: string, key: string, serviceId: string | undefined, limit: number): string {
-  return `${accountId}\n${key}\n${serviceId ?? ''}\n${limit}`;
+/** An account's endpoints with this key (in one service, or any), at most `limit`. */
+export function keyLookup(accountId: string, key: string, serviceId: string | undefined, limit: number): string {
+  return `k\n${accountId}\n${key}\n${serviceId ?? ''}\n${limit}`;
+}
+
+/** Any account's endpoints with this key in services of this type (a device's log-in on a shared port). */
+export function deviceLookup(serviceType: string, key: string, limit: number): string {
+  return `d\n${serviceType}\n${key}\n${limit}`;
 }
 
 /** One object is handed to every reader: none of them may change it for the others. */

@@ -14,7 +14,7 @@ import {
 import type { PageRequest } from '../domain/pagination.js';
 import { AppError } from '../errors.js';
 import type { DialectName } from './database.js';
-import type { EndpointReadCache } from './endpoint-read-cache.js';
+import { deviceLookup, keyLookup, type EndpointReadCache } from './endpoint-read-cache.js';
 import { fromJson, toJson, type EndpointsTable, type Schema } from './schema.js';
 import { isUniqueViolation, pageOf, precompiled, startsWith, toIso, toMs } from './sql.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
@@ -127,12 +127,13 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async findByKey(accountId: string, key: string, serviceId: string | undefined, limit: number): Promise<Endpoint[]> {
-    const held = this.#cache?.getByKey(accountId, key, serviceId, limit);
+    const lookup = this.#cache && keyLookup(accountId, key, serviceId, limit);
+    const held = lookup === undefined ? undefined : this.#cache?.getByLookup(lookup);
     if (held) return held;
     const generation = this.#cache?.generation ?? 0;
     const rows = serviceId === undefined ? await this.#byKey([accountId, key, limit]) : await this.#byServiceKey([accountId, key, serviceId, limit]);
     const found = rows.map(toEndpoint);
-    this.#cache?.keepKey(accountId, key, serviceId, limit, found, generation);
+    if (lookup !== undefined) this.#cache?.keepLookup(lookup, found, generation);
     return found;
   }
 
@@ -255,17 +256,33 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async findDevices(serviceType: string, key: string, limit: number): Promise<Endpoint[]> {
+    const lookup = this.#cache && deviceLookup(serviceType, key, limit);
+    const held = lookup === undefined ? undefined : this.#cache?.getByLookup(lookup);
+    if (held) return held;
+    const generation = this.#cache?.generation ?? 0;
     const rows = await this.#devices([key, serviceType]);
     if (rows.length > 1) rows.sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return rows.slice(0, limit).map(toEndpoint);
+    const found = rows.slice(0, limit).map(toEndpoint);
+    if (lookup !== undefined) this.#cache?.keepLookup(lookup, found, generation);
+    return found;
   }
 
   async setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined> {
+    let statusDetails: JsonObject | undefined;
     try {
-      return await this.#setPresence(endpointId, change);
-    } finally {
+      statusDetails = await this.#setPresence(endpointId, change);
+    } catch (error) {
       this.#cache?.forget([endpointId]);
+      throw error;
     }
+    // What the statement changed of the row the API shows; status details and updatedAt only with `details`.
+    this.#cache?.patch(endpointId, (held) => ({
+      ...held,
+      state: change.state,
+      lastSeenAt: toIso(toMs(change.lastSeenAt)),
+      ...(statusDetails && { statusDetails, updatedAt: toIso(toMs(change.lastSeenAt)) }),
+    }));
+    return statusDetails;
   }
 
   async #setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined> {

@@ -44,7 +44,12 @@ export class SqlServiceStore implements ServiceStore {
 
   async update(service: Service): Promise<void> {
     const { id: _id, created_at: _created, account_id: _account, ...changes } = toRow(service);
-    await this.#db.updateTable('services').set(changes).where('id', '=', service.id).execute();
+    try {
+      await this.#db.updateTable('services').set(changes).where('id', '=', service.id).execute();
+    } finally {
+      // Device look-ups go by the service's type (which changes only while the service has no endpoints).
+      this.#endpointCache?.forgetAll();
+    }
   }
 
   async endpointCount(serviceId: string): Promise<number> {
