@@ -24,7 +24,7 @@
  * Knobs: BENCH_DURATION (s per round, default 5), BENCH_ROUNDS (3), BENCH_WINDOW (secondary rows' requests
  * in flight on their one socket, 64), BENCH_COAP_SOCKETS (100), BENCH_COAP_IN_FLIGHT (2 per socket),
  * BENCH_COAP_REFERENCE_PATH (libcoap resource, /time), BENCH_COAP_RETRANSMIT_MS (500),
- * BENCH_COAP_SECONDARY (1), BENCH_TIMEOUT (s before the whole bench gives up; from the settings).
+ * BENCH_COAP_SECONDARY (1), BENCH_COAP_PEER_RATE (the service's IOTBRIDGE_COAP_PEER_RATE, 0 = off), BENCH_TIMEOUT (s before the whole bench gives up; from the settings).
  */
 import dgram from 'node:dgram';
 import { rm } from 'node:fs/promises';
@@ -43,6 +43,11 @@ const IN_FLIGHT = Number(process.env.BENCH_COAP_IN_FLIGHT ?? 2);
 const REFERENCE_PATH = process.env.BENCH_COAP_REFERENCE_PATH ?? '/time';
 const RETRANSMIT_MS = Number(process.env.BENCH_COAP_RETRANSMIT_MS ?? 500);
 const SECONDARY = process.env.BENCH_COAP_SECONDARY !== '0';
+/**
+ * Each socket here sends as fast as it is answered, far above what one device sends; the service's per-device
+ * limit (IOTBRIDGE_COAP_PEER_RATE, 100/s by default) would measure itself. Off unless BENCH_COAP_PEER_RATE says.
+ */
+const PEER_RATE = process.env.BENCH_COAP_PEER_RATE ?? '0';
 /** Unmeasured round against each primary server first (JIT, caches); the generator warms up 1 s in every round besides. */
 const WARMUP = 2;
 const TIMEOUT = Number(process.env.BENCH_TIMEOUT ?? 300 + (ROUNDS + 1) * (SECONDARY ? 4 : 2) * (DURATION + 5));
@@ -172,14 +177,15 @@ async function main(): Promise<void> {
   watchdog(TIMEOUT, 'bench:coap');
   console.log(
     `# IoT Bridge CoAP benchmark: ${cpus().length} cores, Node ${process.version}, ${ROUNDS} rounds of ${DURATION} s (after 1 s of warm-up each), ` +
-      `${SOCKETS} sockets × ${IN_FLIGHT} CON requests in flight, load generator in its own process\n`,
+      `${SOCKETS} sockets × ${IN_FLIGHT} CON requests in flight, load generator in its own process; ` +
+      `the service's per-device rate limit IOTBRIDGE_COAP_PEER_RATE=${PEER_RATE} (0: off; its default, 100/s, would cap ${SOCKETS} sockets near ${SOCKETS * 100}/s)\n`,
   );
   const dataDir = await temporaryDirectory('iotbridge-bench-coap-');
   let libcoap: Libcoap | undefined;
   let bridge: Child | undefined;
   try {
     libcoap = await startLibcoap(REFERENCE_PATH);
-    const started = await startBridge({ IOTBRIDGE_DATA_DIR: dataDir, IOTBRIDGE_ADMIN_TOKEN: TOKEN });
+    const started = await startBridge({ IOTBRIDGE_DATA_DIR: dataDir, IOTBRIDGE_ADMIN_TOKEN: TOKEN, IOTBRIDGE_COAP_PEER_RATE: PEER_RATE });
     bridge = started.child;
     const base = `http://127.0.0.1:${started.ports.http!}`;
     const serviceId = (await api(base, 'POST', '/services', { name: 'bench-coap', type: 'coap' })).id as string;

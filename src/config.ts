@@ -30,6 +30,12 @@ export interface Config {
   readonly coapsKey: string | undefined;
   /** How long an LwM2M device in queue mode counts as awake after it was heard from. `IOTBRIDGE_LWM2M_AWAKE_MS`, default 93000 (MAX_TRANSMIT_WAIT). */
   readonly lwm2mAwakeMs: number;
+  /**
+   * CoAP and CoAPS requests a second one device (address and port) may send before it is answered 4.29, with
+   * bursts of twice as many; raise it for gateways that speak for many sensors. `IOTBRIDGE_COAP_PEER_RATE`,
+   * default 100; 0 turns the limit off.
+   */
+  readonly coapPeerRate: number;
   /** How long each request of a bootstrap session waits for the device. `IOTBRIDGE_LWM2M_BOOTSTRAP_STEP_TIMEOUT_MS`, default 30000. */
   readonly lwm2mBootstrapStepTimeoutMs: number;
   /** Cluster mode: how often one node ends the LwM2M requests and observations no node holds (and their grace). `IOTBRIDGE_LWM2M_SWEEP_MS`, default 60000. */
@@ -223,6 +229,7 @@ export const DEFAULTS = {
   coapPort: 5683,
   coapsPort: 5684,
   lwm2mAwakeMs: 93_000,
+  coapPeerRate: 100,
   lwm2mBootstrapStepTimeoutMs: 30_000,
   lwm2mSweepMs: 60_000,
   udpPort: 5700,
@@ -280,6 +287,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   coapsCert: 'IOTBRIDGE_COAPS_CERT',
   coapsKey: 'IOTBRIDGE_COAPS_KEY',
   lwm2mAwakeMs: 'IOTBRIDGE_LWM2M_AWAKE_MS',
+  coapPeerRate: 'IOTBRIDGE_COAP_PEER_RATE',
   lwm2mBootstrapStepTimeoutMs: 'IOTBRIDGE_LWM2M_BOOTSTRAP_STEP_TIMEOUT_MS',
   lwm2mSweepMs: 'IOTBRIDGE_LWM2M_SWEEP_MS',
   udpPort: 'IOTBRIDGE_UDP_PORT',
@@ -391,6 +399,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     coapsCert: optionalString(merged, 'coapsCert'),
     coapsKey: optionalString(merged, 'coapsKey'),
     lwm2mAwakeMs: positiveInt(merged, 'lwm2mAwakeMs'),
+    coapPeerRate: integer(merged, 'coapPeerRate', 0, 1_000_000),
     lwm2mBootstrapStepTimeoutMs: positiveInt(merged, 'lwm2mBootstrapStepTimeoutMs'),
     lwm2mSweepMs: positiveInt(merged, 'lwm2mSweepMs'),
     udpPort: port(merged, 'udpPort'),

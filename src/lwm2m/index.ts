@@ -46,6 +46,7 @@ export function lwm2mServer(context: DeviceServerContext): DeviceServer {
     port: config.coapPort,
     host: config.coapHost,
     awakeMs: config.lwm2mAwakeMs,
+    coap: { rateLimit: config.coapPeerRate === 0 ? false : { rate: config.coapPeerRate, burst: 2 * config.coapPeerRate } },
     logger,
     presence,
     logs: domain.logs,
