@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 import { createReadStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';

@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
-import { accessSync, constants, rmSync } from 'node:fs';
+import { accessSync, constants, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
@@ -221,17 +221,24 @@ export function watchdog(seconds: number, what: string): void {
   }, seconds * 1000).unref();
 }
 
+/** The Node flags `npm start` runs the service with (package.json's `start`), so that the benches run it the same way. */
+export const SERVICE_NODE_FLAGS: readonly string[] = (() => {
+  const start = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
+  return /node ((?:--\S+ )*)dist\/src\/cli\.js/.exec(start)?.[1]?.split(' ').filter(Boolean) ?? [];
+})();
+
 /**
- * The service as `npm run dev` runs it (src/cli.ts under tsx), in a process of its own, on loopback with a
- * port of the system's choice for each server; resolves once it reported its ports.
- */
-/**
- * Node arguments for the service under test from BENCH_SERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
- * to profile it (the profile is written at its graceful stop).
+ * Node arguments for the service under test: those of `npm start`, then BENCH_SERVICE_NODE_ARGS, e.g.
+ * "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it (the profile is written at its graceful stop).
  */
 export function serviceNodeArgs(): string[] {
-  return process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  return [...SERVICE_NODE_FLAGS, ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
 }
+
+/**
+ * The service as `npm start` runs it (compiled; from source under tsx), in a process of its own, on loopback with
+ * a port of the system's choice for each server; resolves once it reported its ports.
+ */
 
 export async function startBridge(env: Record<string, string>): Promise<{ child: Child; ports: Record<string, number> }> {
   const cli = path.join(REPO_ROOT, COMPILED ? 'dist/src/cli.js' : 'src/cli.ts');
