@@ -67,6 +67,9 @@ export interface Started {
  * The composition root: builds storage, domain services and servers from configuration, and starts and
  * stops them in order. One instance is one running service.
  */
+/** The device servers' ports that receive datagrams (what SendGuard keeps the service from sending to itself). */
+const DATAGRAM_PORTS: ReadonlySet<string> = new Set(['udp', 'coap', 'coaps']);
+
 export class IotBridge {
   readonly config: Config;
   readonly logger: Logger;
@@ -309,7 +312,9 @@ export class IotBridge {
     this.#endpointIndex.start();
     presence.start();
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
-    sendGuard.addOwnPorts(Object.values(ports));
+    // What the guard lets out is datagrams (UDP, CoAP, LwM2M): only the ports that take datagrams could loop. A device
+    // whose UDP port number happens to be one of the service's TCP ports (HTTP, MQTT) is an ordinary device.
+    sendGuard.addOwnPorts(Object.entries(ports).flatMap(([name, port]) => (DATAGRAM_PORTS.has(name) ? [port] : [])));
 
     const scripts = this.#scripts;
     const diagnostics = new SuperDiagnostics(adminStore, {
@@ -327,7 +332,6 @@ export class IotBridge {
     const http = await buildHttpApi({ domain, engine, presence, internalCalls, logger, version: VERSION, isReady: () => this.#ready, cluster: readiness, objects, bootstrapConfigs, serverCertificate, devices: channels, protocols: { serviceTypes: SERVICE_TYPES, routes: PROTOCOL_ROUTES }, trustProxy: config.trustProxy, downloads: { publicHost: config.publicHost, ports }, fileMaxBytes: config.fileMaxBytes, importMaxBytes: config.importMaxBytes, importJobs: sql.importJobs, uiDir: config.uiDir, metrics, licence, oidc, superAdmin: { admin: superAdmin, diagnostics } });
     this.#http = http;
     ports.http = await listen(http, config.httpPort, config.httpHost);
-    sendGuard.addOwnPorts([ports.http]);
     if (config.prometheusPort !== undefined) {
       this.#prometheus = await servePrometheus(metrics, config.prometheusPort, config.prometheusHost);
       ports.prometheus = (this.#prometheus.address() as AddressInfo).port;

@@ -52,7 +52,7 @@ export class SendGuard {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Ports this service listens on (any protocol): a device "heard from" one of them on a local address is a spoof or a loop. */
+  /** Ports this service receives datagrams on: a device "heard from" one of them on a local address is a spoof or a loop. */
   addOwnPorts(ports: Iterable<number>): void {
     for (const port of ports) if (port > 0) this.#ownPorts.add(port);
   }

@@ -2,6 +2,7 @@
 // status detail aimed udp.send / coap.send (and coap.notify) at any host:port, and one script could flood it.
 // Every socket here is on 127.0.0.1; nothing is ever sent anywhere else.
 import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { CoapEndpoint, uriPathOptions, uriQueryOptions, type CoapMessage, type Peer } from '../../src/coap/index.js';
@@ -129,6 +130,25 @@ for (const dialect of DIALECTS) {
       await service.bridge.presence.heard(looped as Endpoint, { protocol: 'udp', remoteAddr: `127.0.0.1:${service.ports.udp}` });
       const sent = await runScript(service, a.token, `udp.send('k.looped', '00');`);
       assert.match(sent.error ?? '', /^udp\.send: IOTB_DEVICE_ADDRESS_REFUSED: /);
+    });
+
+    it("a device whose UDP port has the number of one of the service's TCP ports (HTTP, MQTT) is sent to: datagrams cannot loop there", async () => {
+      // UDP and TCP ports are apart: the kernel lets a UDP socket take the port number the service's HTTP listens on.
+      const twin = dgram.createSocket('udp4');
+      await new Promise<void>((resolve) => twin.bind(service.ports.http, '127.0.0.1', resolve));
+      const received: Buffer[] = [];
+      twin.on('message', (message) => received.push(message));
+      try {
+        const device = await createEndpoint(service, a.token, { key: 'tcp-port-twin', serviceId: udpA });
+        await new Promise<void>((resolve, reject) => twin.send('tcp-port-twin:hello', service.ports.udp, '127.0.0.1', (error) => (error ? reject(error) : resolve())));
+        await eventsArrive(service, a.token, ['udp-message'], 1, device.id);
+        const sent = await runScript(service, a.token, `udp.send('k.tcp-port-twin', 'back', { encoding: 'utf8' });`);
+        assert.equal(sent.status, 'success', sent.error ?? '');
+        await waitFor(async () => received[0], 'the answer on the port HTTP also uses');
+        assert.equal(received[0]!.toString(), 'back');
+      } finally {
+        twin.close();
+      }
     });
 
     it('one script flooding is cut at the endpoint cap, several endpoints at the account cap; what was refused never left', async () => {
