@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Endpoint } from '../../src/domain/endpoints.js';
-import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
+import { assertError, createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 for (const dialect of DIALECTS) {
@@ -221,6 +221,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(cleared.body, { updated: 3 });
       const empty = await service.request('PATCH', `/endpoints?serviceId=${bulk}`, { token: account.token, body: {} });
       assert.equal(empty.status, 400);
+      // A filter misspelt (`tags` for `tag`) must not turn into "every endpoint of the account".
+      const misspelt = await service.request('PATCH', `/endpoints?serviceId=${bulk}&tags=group:a`, { token: account.token, body: { addTags: ['everything'] } });
+      assertError(misspelt, 400, 'IOTB_REQUEST_VALIDATION', 'an unknown filter');
+      const tagged = await service.request('GET', `/endpoint/count?tag=everything`, { token: account.token });
+      assert.equal(tagged.body.count, 0, 'nothing was changed');
     });
 
     it('counts the account and, with total=true, its sub-accounts too', async () => {

@@ -25,14 +25,15 @@ import {
   StoredObject,
 } from '../schemas.js';
 
-const FilterQuery = Type.Object(EndpointFilterQuery);
+/** A bulk update's filter: a parameter it does not know (`tags` for `tag`) is refused, not ignored into "all". */
+const BulkFilterQuery = Type.Object(EndpointFilterQuery, { additionalProperties: false });
 
 /** Searches and counts also filter by state (a bulk update does not: the state changes with the devices). */
 const StateQuery = {
   state: Type.Optional(Type.Enum([...ENDPOINT_STATES], { description: 'Only endpoints in this state: `connected` or `unavailable`' })),
 };
 
-function toFilter(query: Static<typeof FilterQuery> & { readonly state?: EndpointState | undefined }): EndpointFilter {
+function toFilter(query: Static<typeof BulkFilterQuery> & { readonly state?: EndpointState | undefined }): EndpointFilter {
   return {
     state: query.state,
     serviceId: query.serviceId,
@@ -105,8 +106,8 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
     {
       schema: {
         tags: ['endpoints'],
-        summary: 'Bulk update: set secondsBeforeMissing and add/remove tags on every endpoint matching the filter (no filter: all)',
-        querystring: FilterQuery,
+        summary: 'Bulk update: set secondsBeforeMissing and add/remove tags on every endpoint matching the filter (no filter: all; an unknown filter parameter: 400)',
+        querystring: BulkFilterQuery,
         body: EndpointBulkUpdate,
         response: { 200: Type.Object({ updated: Type.Integer() }), ...ERROR_RESPONSES },
       },

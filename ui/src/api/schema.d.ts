@@ -3332,7 +3332,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Bulk update: set secondsBeforeMissing and add/remove tags on every endpoint matching the filter (no filter: all) */
+        /** Bulk update: set secondsBeforeMissing and add/remove tags on every endpoint matching the filter (no filter: all; an unknown filter parameter: 400) */
         patch: {
             parameters: {
                 query?: {
