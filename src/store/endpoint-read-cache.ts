@@ -73,7 +73,7 @@ export class EndpointReadCache {
   /** Holds what a look-up by key that began in `generation` found (none is an answer too). */
   keepLookup(lookup: string, found: readonly Endpoint[], generation: number): void {
     if (this.#keysChangedAt > generation || found.some((endpoint) => this.#changedSince(endpoint.id, generation))) return;
-    for (const endpoint of found) this.keep(endpoint, generation);
+    for (const endpoint of found) this.#byId.set(endpoint.id, deepFreeze(endpoint));
     this.#idsByLookup.set(lookup, found.map((endpoint) => endpoint.id));
   }
 

@@ -127,13 +127,21 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async findByKey(accountId: string, key: string, serviceId: string | undefined, limit: number): Promise<Endpoint[]> {
-    const lookup = this.#cache && keyLookup(accountId, key, serviceId, limit);
-    const held = lookup === undefined ? undefined : this.#cache?.getByLookup(lookup);
+    return this.#lookUp(keyLookup(accountId, key, serviceId, limit), async () => {
+      const rows = serviceId === undefined ? await this.#byKey([accountId, key, limit]) : await this.#byServiceKey([accountId, key, serviceId, limit]);
+      return rows.map(toEndpoint);
+    });
+  }
+
+  /** A look-up by key: what the read cache holds for it, or `read` (kept for the next one unless a write ended meanwhile). */
+  async #lookUp(lookup: string, read: () => Promise<Endpoint[]>): Promise<Endpoint[]> {
+    const cache = this.#cache;
+    if (!cache) return read();
+    const held = cache.getByLookup(lookup);
     if (held) return held;
-    const generation = this.#cache?.generation ?? 0;
-    const rows = serviceId === undefined ? await this.#byKey([accountId, key, limit]) : await this.#byServiceKey([accountId, key, serviceId, limit]);
-    const found = rows.map(toEndpoint);
-    if (lookup !== undefined) this.#cache?.keepLookup(lookup, found, generation);
+    const generation = cache.generation;
+    const found = await read();
+    cache.keepLookup(lookup, found, generation);
     return found;
   }
 
@@ -256,15 +264,11 @@ export class SqlEndpointStore implements EndpointStore {
   }
 
   async findDevices(serviceType: string, key: string, limit: number): Promise<Endpoint[]> {
-    const lookup = this.#cache && deviceLookup(serviceType, key, limit);
-    const held = lookup === undefined ? undefined : this.#cache?.getByLookup(lookup);
-    if (held) return held;
-    const generation = this.#cache?.generation ?? 0;
-    const rows = await this.#devices([key, serviceType]);
-    if (rows.length > 1) rows.sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const found = rows.slice(0, limit).map(toEndpoint);
-    if (lookup !== undefined) this.#cache?.keepLookup(lookup, found, generation);
-    return found;
+    return this.#lookUp(deviceLookup(serviceType, key, limit), async () => {
+      const rows = await this.#devices([key, serviceType]);
+      if (rows.length > 1) rows.sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      return rows.slice(0, limit).map(toEndpoint);
+    });
   }
 
   async setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined> {
