@@ -1,6 +1,7 @@
 /**
  * LwM2M benchmark: registrations per second and read round-trips per second with N simulated devices
- * (tools/lwm2m-client.ts, each its own UDP socket) against the service in this process (SQLite). The
+ * (tools/lwm2m-client.ts, each its own UDP socket, in a process of their own: bench/lwm2m-devices.ts) against
+ * the service in this process (SQLite). The
  * reference, measured in the same run, is the same CoAP exchange against a bare CoapEndpoint that answers
  * at once (2.01 to a Register, 2.05 with a TLV payload to a GET): what the transport alone costs, so the
  * ratio shows what registration (endpoint look-up, presence write, on-connect event) and device management
@@ -9,9 +10,11 @@
  * Finish, an lwm2m-bootstrap event per step); the reference is a bare CoapEndpoint sending the same plan's
  * requests with nothing stored. Median of several rounds.
  *
- *   npm run bench:lwm2m
+ *   npm run bench:lwm2m                                   (compiled, as the service runs; `node --import tsx bench/lwm2m.ts` from source)
  *   BENCH_DEVICES=500 BENCH_READS=5000 BENCH_ROUNDS=5 npm run bench:lwm2m
  */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,7 +25,7 @@ import { loadConfig } from '../src/config.js';
 import type { Endpoint } from '../src/domain/endpoints.js';
 import { normalizeBootstrapConfig } from '../src/lwm2m/bootstrap/config.js';
 import { bootstrapPlan } from '../src/lwm2m/bootstrap/plan.js';
-import { DEFAULT_VALUES, SimulatedClient } from '../tools/lwm2m-client.js';
+import { windowed as windowedOf, type DevicesAnswer, type DevicesCommand, type DevicesStart } from './lwm2m-devices.js';
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
 const READS = Number(process.env.BENCH_READS ?? 5000);
@@ -35,15 +38,35 @@ const BOOTSTRAPS = Number(process.env.BENCH_BOOTSTRAPS ?? 300);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Runs `count` tasks with at most WINDOW at once; resolves with tasks per second. */
-async function windowed(count: number, task: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(WINDOW, count) }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-  return count / ((performance.now() - started) / 1000);
+const windowed = (count: number, task: (i: number) => Promise<void>) => windowedOf(count, WINDOW, task);
+
+/** The devices' process (bench/lwm2m-devices.ts): one command at a time, each answered once. */
+class DevicesProcess {
+  readonly #child: ChildProcess = fork(new URL(import.meta.url.endsWith('.js') ? './lwm2m-devices.js' : './lwm2m-devices.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+
+  async #ask(command: DevicesCommand): Promise<DevicesAnswer> {
+    this.#child.send(command);
+    const [answer] = (await once(this.#child, 'message')) as [DevicesAnswer];
+    if ('error' in answer) throw new Error(`devices: ${answer.error}`);
+    return answer;
+  }
+
+  /** Binds the devices → their UDP ports. */
+  async start(command: DevicesStart): Promise<number[]> {
+    return ((await this.#ask(command)) as { ports: number[] }).ports;
+  }
+
+  /** A round of registrations or bootstraps → per second. */
+  async rate(command: DevicesCommand): Promise<number> {
+    return ((await this.#ask(command)) as { rate: number }).rate;
+  }
+
+  async stop(): Promise<void> {
+    if (this.#child.exitCode !== null || !this.#child.connected) return;
+    const exited = once(this.#child, 'exit');
+    this.#child.send({ cmd: 'stop' } satisfies DevicesCommand);
+    await exited;
+  }
 }
 
 async function main(): Promise<void> {
@@ -54,7 +77,7 @@ async function main(): Promise<void> {
     pino({ level: 'warn' }),
   );
   const started = await bridge.start();
-  const clients: SimulatedClient[] = [];
+  const devices = new DevicesProcess();
   const bare = new CoapEndpoint({ host: '127.0.0.1', port: 0, rateLimit: false });
   try {
     const { domain } = bridge;
@@ -70,24 +93,10 @@ async function main(): Promise<void> {
     const barePeer: Peer = { address: '127.0.0.1', port: bare.address().port };
     const service_: Peer = { address: '127.0.0.1', port: started.ports.coap! };
 
-    for (let i = 0; i < DEVICES; i++) {
-      const client = new SimulatedClient({ server: service_, endpointName: `bench-${i}`, lifetime: 600 });
-      await client.start();
-      clients.push(client);
-    }
-
-    const registerRound = async (): Promise<number> => {
-      const rate = await windowed(DEVICES, async (i) => {
-        const code = await clients[i]!.register();
-        if (code !== '2.01') throw new Error(`registration of bench-${i} answered ${code}`);
-      });
-      return rate;
-    };
-    const referenceRegisterRound = () =>
-      windowed(DEVICES, async (i) => {
-        const response = await clients[i]!.coap.request(barePeer, { code: '0.02', options: [option(OptionNumber.UriPath, 'rd')], payload: '</1/0>,</3/0>,</3303/0>' });
-        if (response.code !== '2.01') throw new Error('reference registration failed');
-      });
+    // The devices: in a process of their own (bench/lwm2m-devices.ts), as a fleet is not inside its server.
+    const ports = await devices.start({ cmd: 'start', server: service_, devices: DEVICES, keyPrefix: 'bench-', bootstraps: BOOTSTRAPS, bootstrapKeyPrefix: 'bench-bs-' });
+    const registerRound = () => devices.rate({ cmd: 'register', window: WINDOW });
+    const referenceRegisterRound = () => devices.rate({ cmd: 'register', window: WINDOW, reference: barePeer });
 
     const management = bridge.devices.lwm2m!;
     const readRound = () =>
@@ -98,23 +107,14 @@ async function main(): Promise<void> {
     // Reference read: the bare endpoint GETs from the devices directly (same socket path, no service).
     const readReference = () =>
       windowed(READS, async (i) => {
-        const client = clients[i % DEVICES]!;
-        const response = await bare.request({ address: '127.0.0.1', port: client.coap.address().port }, { code: '0.01', options: [...uriPathOptions('/3/0/9'), option(OptionNumber.Accept, 11542)] });
+        const response = await bare.request({ address: '127.0.0.1', port: ports[i % DEVICES]! }, { code: '0.01', options: [...uriPathOptions('/3/0/9'), option(OptionNumber.Accept, 11542)] });
         if (response.code !== '2.05') throw new Error('reference read failed');
       });
 
     // Bootstraps: the service's default configuration, devices with no server configured.
     const bootstrapConfig = { servers: [{ uri: `coap://127.0.0.1:${started.ports.coap}`, shortServerId: 1, securityMode: 'nosec' as const }] };
     const bsService = await domain.services.create(scope, { name: 'bench-bootstrap', type: 'lwm2m', options: { bootstrap: bootstrapConfig } });
-    const unconfigured = DEFAULT_VALUES.filter((record) => !record.path.startsWith('/1/'));
-    const bsClients: SimulatedClient[] = [];
-    for (let i = 0; i < BOOTSTRAPS; i++) {
-      await domain.endpoints.create(scope, { key: `bench-bs-${i}`, serviceId: bsService.id });
-      const client = new SimulatedClient({ endpointName: `bench-bs-${i}`, values: unconfigured });
-      await client.start();
-      bsClients.push(client);
-      clients.push(client);
-    }
+    for (let i = 0; i < BOOTSTRAPS; i++) await domain.endpoints.create(scope, { key: `bench-bs-${i}`, serviceId: bsService.id });
     // The reference Bootstrap-Server: answers 2.04, then sends the same plan (Discover, Deletes, Writes, Read, Finish).
     const plan = bootstrapPlan(normalizeBootstrapConfig(bootstrapConfig));
     const bareBs = new CoapEndpoint({ host: '127.0.0.1', port: 0, rateLimit: false });
@@ -135,11 +135,7 @@ async function main(): Promise<void> {
     };
     await bareBs.start();
     const bareBsPeer: Peer = { address: '127.0.0.1', port: bareBs.address().port };
-    const bootstrapRound = (peer: Peer) => () =>
-      windowed(BOOTSTRAPS, async (i) => {
-        const result = await bsClients[i]!.bootstrap(peer, { timeoutMs: 30_000 });
-        if (!result.finished) throw new Error(`bootstrap of bench-bs-${i} did not finish: ${JSON.stringify(result)}`);
-      });
+    const bootstrapRound = (peer: Peer) => () => devices.rate({ cmd: 'bootstrap', window: WINDOW, peer });
     const bootstraps: number[] = [];
     const referenceBootstraps: number[] = [];
 
@@ -167,7 +163,7 @@ async function main(): Promise<void> {
     console.log(`| Read /3/0/9 (TLV) round trip | ${fmt(median(reads))}/s | ${fmt(median(referenceReads))}/s | ${(median(reads) / median(referenceReads)).toFixed(2)} |`);
     console.log(`| Bootstrap, Request to Finish (${BOOTSTRAPS} devices, 7 requests each) | ${fmt(median(bootstraps))}/s | ${fmt(median(referenceBootstraps))}/s | ${(median(bootstraps) / median(referenceBootstraps)).toFixed(2)} |`);
   } finally {
-    for (const client of clients) await client.stop();
+    await devices.stop();
     await bare.stop();
     await bridge.stop();
     await rm(dataDir, { recursive: true, force: true });

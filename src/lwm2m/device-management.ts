@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { contentFormat, isSuccess, option, OptionNumber, uriPathOptions, type CoapMessage, type CoapOption, type Observation } from '../coap/index.js';
 import type { DevicePresence } from '../devices/presence.js';
 import type { Endpoint } from '../domain/endpoints.js';
+import { randomText } from '../domain/ids.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { CodecError, decode, decodeLinks, encode, encodePaths, formatByName, formatName } from './codecs/index.js';
 import { formatsToTry, isFormatRefusal, MAX_FORMAT_ATTEMPTS, type PayloadKind } from './content-formats.js';
@@ -269,7 +269,7 @@ export class DeviceManagement implements Lwm2mChannel {
     const formats = await this.#formats(endpoint, request, path, registration, models);
     if (request.operation === 'observe' || request.operation === 'observeComposite') return this.#observe(endpoint, registration, request, formatPath(path), formats, models);
     if (request.operation === 'cancelObserve') return this.#cancelObserve(endpoint, request, formatPath(path));
-    const token = randomBytes(4).toString('hex');
+    const token = randomText(4, 'hex');
     const started = performance.now();
     let response: CoapMessage;
     let exchanges = 0;
@@ -476,7 +476,7 @@ export class DeviceManagement implements Lwm2mChannel {
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const { response } = observation;
     if (!isSuccess(response.code)) throw deviceError(response);
-    const token = observation.active ? observation.token.toString('hex') : randomBytes(4).toString('hex');
+    const token = observation.active ? observation.token.toString('hex') : randomText(4, 'hex');
     let values: JsonRecord[];
     try {
       values = this.#decodeValues(response, path, models).values;

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Peer } from '../coap/index.js';
+import { randomText } from '../domain/ids.js';
 import { parseLinks, type CoreLink } from './codecs/index.js';
 import { announcedFormats } from './content-formats.js';
 
@@ -88,7 +88,7 @@ export function parseUpdate(query: readonly string[], payload: Buffer, current: 
 
 /** A location id for `/rd/<id>`: short, unguessable enough that one device cannot update another's registration by chance. */
 export function newRegistrationId(): string {
-  return randomBytes(6).toString('base64url');
+  return randomText(6, 'base64url');
 }
 
 /** Object ids and instances the device announced: `{ 3: [0], 3303: [0, 1], 5: [] }`. */

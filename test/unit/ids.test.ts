@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { newId, newSortableId } from '../../src/domain/ids.js';
+import { newId, newSortableId, randomText } from '../../src/domain/ids.js';
 
 describe('ids', () => {
   it('newId: 16 URL-safe characters, never "." or ":", unique', () => {
@@ -24,5 +24,17 @@ describe('ids', () => {
     assert.notEqual(a, b);
     assert.equal(c!.slice(0, 7), '------4', 'the time part of 5 ms, not the last one made');
     assert.equal(d!.slice(0, 7), a!.slice(0, 7));
+  });
+
+  it('randomText: the asked number of bytes in hex or base64url, unique across the pool\'s refills', () => {
+    // 4,096 bytes a pool: 3,000 texts of 6 bytes cross four refills, with odd sizes leaving a tail unused.
+    const texts = new Set<string>();
+    for (let i = 0; i < 3000; i++) {
+      texts.add(randomText(6, 'base64url'));
+      assert.match(randomText(4, 'hex'), /^[0-9a-f]{8}$/);
+      assert.equal(randomText(7, 'hex').length, 14);
+    }
+    assert.equal(texts.size, 3000);
+    for (const text of texts) assert.match(text, /^[A-Za-z0-9_-]{8}$/);
   });
 });
