@@ -1,4 +1,4 @@
-import type { Endpoint, EndpointStore } from '../domain/endpoints.js';
+import type { EndpointStore } from '../domain/endpoints.js';
 import { AppError } from '../errors.js';
 import type { AccountLimits } from './account-limits.js';
 
@@ -31,9 +31,9 @@ export function limitAccountEndpoints(store: EndpointStore, limits: AccountLimit
 
   const insert: EndpointStore['insert'] = (endpoint) => admit(endpoint.accountId, 1, () => store.insert(endpoint));
   // A bulk batch is one account's (an import into an account): all of it, or none.
-  const insertMany: EndpointStore['insertMany'] = (endpoints: readonly Endpoint[]) => {
+  const insertMany: EndpointStore['insertMany'] = (endpoints, passwordHashes) => {
     const accountId = endpoints[0]?.accountId;
-    return accountId === undefined ? store.insertMany(endpoints) : admit(accountId, endpoints.length, () => store.insertMany(endpoints));
+    return accountId === undefined ? store.insertMany(endpoints, passwordHashes) : admit(accountId, endpoints.length, () => store.insertMany(endpoints, passwordHashes));
   };
 
   const bound = new Map<PropertyKey, unknown>();

@@ -99,8 +99,11 @@ export interface EndpointStore {
   storageOf(accountId: string, endpointIds: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
   /** The service's endpoints among these keys (an import's look-up of a batch). */
   byKeys(accountId: string, serviceId: string, keys: readonly string[]): Promise<Endpoint[]>;
-  /** Inserts endpoints in one transaction (an import's bulk mode): all of them, or none when one is refused. */
-  insertMany(endpoints: readonly Endpoint[]): Promise<void>;
+  /**
+   * Inserts endpoints in one transaction (an import's bulk mode, a bulk creation): all of them, or none when one is
+   * refused; with the device password hashes of those that have one (by endpoint id), in the same transaction.
+   */
+  insertMany(endpoints: readonly Endpoint[], passwordHashes?: ReadonlyMap<string, string>): Promise<void>;
   /** The endpoint's device password hash (`hashPassword` output) and when it was set; undefined when none is set. */
   passwordHash(endpointId: string): Promise<{ hash: string; updatedAt: string } | undefined>;
   /** Sets or replaces the endpoint's device password hash. */
@@ -187,7 +190,7 @@ export class Endpoints {
   }
 
   async create(scope: Scope, input: EndpointInput): Promise<Endpoint> {
-    await this.#services.get(scope, input.serviceId);
+    await this.checkService(scope, input.serviceId);
     const endpoint = this.build(scope, input);
     await this.#store.insert(endpoint);
     return endpoint;
@@ -340,10 +343,15 @@ export class Endpoints {
     return new Map(found.map((endpoint) => [endpoint.key, endpoint]));
   }
 
-  /** Stores endpoints `build` made, in one transaction: all or none. */
-  async insertMany(scope: Scope, endpoints: readonly Endpoint[]): Promise<void> {
+  /** Throws as `create` does when `serviceId` is not one of the account's services (what `build` leaves to its caller). */
+  async checkService(scope: Scope, serviceId: string): Promise<void> {
+    await this.#services.get(scope, serviceId);
+  }
+
+  /** Stores endpoints `build` made, in one transaction: all or none; `passwordHashes` (by endpoint id) with them. */
+  async insertMany(scope: Scope, endpoints: readonly Endpoint[], passwordHashes?: ReadonlyMap<string, string>): Promise<void> {
     if (endpoints.some((endpoint) => endpoint.accountId !== scope.accountId)) throw new AppError('IOTB_INTERNAL');
-    await this.#store.insertMany(endpoints);
+    await this.#store.insertMany(endpoints, passwordHashes);
   }
 
   async storageList(scope: Scope, ref: string, serviceId?: string): Promise<{ name: string; updatedAt: string }[]> {

@@ -47,8 +47,8 @@ export function limitEndpoints(store: EndpointStore, licence: Licence): Endpoint
 
   const insert: EndpointStore['insert'] = (endpoint) => admit(1, () => store.insert(endpoint));
   // The bulk insert of an import, where the store has one: all of the batch or none.
-  const bulk = (store as unknown as { insertMany?: (endpoints: readonly Endpoint[]) => Promise<void> }).insertMany?.bind(store);
-  const insertMany = bulk && ((endpoints: readonly Endpoint[]) => admit(endpoints.length, () => bulk(endpoints)));
+  const bulk = (store as unknown as { insertMany?: EndpointStore['insertMany'] }).insertMany?.bind(store);
+  const insertMany = bulk && ((endpoints: readonly Endpoint[], passwordHashes?: ReadonlyMap<string, string>) => admit(endpoints.length, () => bulk(endpoints, passwordHashes)));
 
   // Deletes are not watched: they only make a cached count too high, which sends the next insert to an exact count.
   const bound = new Map<PropertyKey, unknown>();

@@ -29,6 +29,9 @@ type EndpointQuery = SelectQueryBuilder<Schema, 'endpoints', object>;
  */
 const SHARED_PORT_TYPES = ['lwm2m', 'coap', 'mqtt', 'udp', 'tcp'];
 
+/** Rows per multi-row insert: under both databases' limits on bound parameters (endpoints have 10 columns). */
+const INSERT_ROWS = 500;
+
 export class SqlEndpointStore implements EndpointStore {
   readonly #db: Kysely<Schema>;
   // The look-ups behind every `/endpoints/{id | k.key}` request, compiled once.
@@ -77,14 +80,17 @@ export class SqlEndpointStore implements EndpointStore {
     }, [endpoint.id]);
   }
 
-  async insertMany(endpoints: readonly Endpoint[]): Promise<void> {
+  async insertMany(endpoints: readonly Endpoint[], passwordHashes?: ReadonlyMap<string, string>): Promise<void> {
     if (endpoints.length === 0) return;
     await this.#write(
       async (trx) => {
         for (const endpoint of endpoints) await this.#claimKey(trx, endpoint);
-        await trx.insertInto('endpoints').values(endpoints.map(toRow)).execute();
+        for (let start = 0; start < endpoints.length; start += INSERT_ROWS) await trx.insertInto('endpoints').values(endpoints.slice(start, start + INSERT_ROWS).map(toRow)).execute();
         const tags = endpoints.flatMap((endpoint) => endpoint.tags.map((tag) => ({ endpoint_id: endpoint.id, account_id: endpoint.accountId, ...parseTag(tag) })));
-        for (let start = 0; start < tags.length; start += 500) await trx.insertInto('endpoint_tags').values(tags.slice(start, start + 500)).execute();
+        for (let start = 0; start < tags.length; start += INSERT_ROWS) await trx.insertInto('endpoint_tags').values(tags.slice(start, start + INSERT_ROWS)).execute();
+        const updatedAt = Date.now();
+        const credentials = [...(passwordHashes ?? [])].map(([endpointId, hash]) => ({ endpoint_id: endpointId, password_hash: hash, updated_at: updatedAt }));
+        for (let start = 0; start < credentials.length; start += INSERT_ROWS) await trx.insertInto('endpoint_credentials').values(credentials.slice(start, start + INSERT_ROWS)).execute();
       },
       endpoints.map((endpoint) => endpoint.id),
     );

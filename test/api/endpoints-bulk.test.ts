@@ -117,5 +117,39 @@ for (const dialect of DIALECTS) {
       const last = response.body.items[999].endpoint;
       assert.equal(await devices.refusal(last.key, last.credentials.password), 0);
     });
+
+    it('writes several chunks: a key repeated in the request, a key taken and the account limit reached midway are refused item by item', async () => {
+      // Items are written 200 to a transaction; a chunk refused as a whole is written again one by one.
+      const limited = await createAccount(service, 'bulk limited');
+      const limitedService = await createService(service, limited.token, { name: 'limited meters', type: 'mqtt' });
+      await createEndpoint(service, limited.token, { key: 'pre-taken', serviceId: limitedService });
+      const limits = await service.request('PUT', `/super/accounts/${limited.accountId}/limits`, { body: { maxEndpoints: 430 } });
+      assert.equal(limits.status, 200, JSON.stringify(limits.body));
+      const items = Array.from({ length: 450 }, (_, i) => ({ key: `lim-${String(i).padStart(3, '0')}`, serviceId: limitedService, credentials: { generate: true } }));
+      items[250] = { ...items[250]!, key: 'lim-010' }; // the second chunk repeats a key of the first
+      items[300] = { ...items[300]!, key: 'pre-taken' };
+      const response = await bulk(limited.token, items);
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      // 1 endpoint before + 200 (first chunk) + 198 (second, item by item) + 31 (third, item by item, up to 430).
+      assert.deepEqual([response.body.created, response.body.failed], [429, 21]);
+      const codes = new Map<number, string>(response.body.items.filter((item: { status: number }) => item.status !== 201).map((item: { index: number; error: { code: string } }) => [item.index, item.error.code]));
+      assert.equal(codes.get(250), 'IOTB_ENDPOINT_KEY_TAKEN');
+      assert.equal(codes.get(300), 'IOTB_ENDPOINT_KEY_TAKEN');
+      for (let i = 431; i < 450; i++) assert.equal(codes.get(i), 'IOTB_ACCOUNT_ENDPOINT_LIMIT', `item ${i}`);
+      assert.equal(codes.size, 21);
+      assert.deepEqual(
+        response.body.items.map((item: { index: number }) => item.index),
+        items.map((_, i) => i),
+        'every item reported at its index, in order',
+      );
+      // Created one by one after its chunk was refused: there, with the secret it was given.
+      const late = response.body.items[430].endpoint;
+      assert.equal(late.key, 'lim-430');
+      assert.equal(await devices.refusal(late.key, late.credentials.password), 0);
+      assert.equal((await service.request('GET', '/endpoints/k.lim-430/credentials', { token: limited.token })).body.kind, 'generated');
+      assert.equal((await service.request('GET', '/endpoint/count?keyPrefix=lim-', { token: limited.token })).body.count, 429);
+      assert.equal((await service.request('GET', '/endpoints/k.lim-449', { token: limited.token })).status, 404, 'refused items are not there');
+      assert.equal((await service.request('GET', '/endpoints/k.lim-010/credentials', { token: limited.token })).body.kind, 'generated', 'the first holder of a repeated key keeps its own secret');
+    });
   });
 }
