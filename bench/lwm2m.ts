@@ -1,7 +1,7 @@
 /**
  * LwM2M benchmark: registrations per second and read round-trips per second with N simulated devices
- * (tools/lwm2m-client.ts, each its own UDP socket, in a process of their own: bench/lwm2m-devices.ts) against
- * the service in this process (SQLite). The
+ * (tools/lwm2m-client.ts, each its own UDP socket, all in a process of their own: bench/lwm2m-devices.ts)
+ * against the service in this process (SQLite). The
  * reference, measured in the same run, is the same CoAP exchange against a bare CoapEndpoint that answers
  * at once (2.01 to a Register, 2.05 with a TLV payload to a GET): what the transport alone costs, so the
  * ratio shows what registration (endpoint look-up, presence write, on-connect event) and device management
@@ -156,7 +156,7 @@ async function main(): Promise<void> {
     }
     await bareBs.stop();
     const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-    console.log(`# IoT Bridge LwM2M: ${cpus().length} cores, Node ${process.version}, SQLite, ${DEVICES} simulated devices, ${WINDOW} requests in flight, median of ${ROUNDS}\n`);
+    console.log(`# IoT Bridge LwM2M: ${cpus().length} cores, Node ${process.version}, SQLite, ${DEVICES} simulated devices in a process of their own, ${WINDOW} requests in flight, median of ${ROUNDS}\n`);
     console.log('| exchange | IoT Bridge | bare CoAP endpoint (reference) | ratio |');
     console.log('|---|---|---|---|');
     console.log(`| Register (re-registration of known devices) | ${fmt(median(registrations))}/s | ${fmt(median(referenceRegistrations))}/s | ${(median(registrations) / median(referenceRegistrations)).toFixed(2)} |`);

@@ -74,11 +74,12 @@ export class EndpointProvisioning {
     for (const [index, item] of items.entries()) {
       const { credentials: wanted, ...input } = item;
       try {
+        // In the order `create` checks: the password, the service, then the endpoint itself.
+        const credentials = wanted === undefined ? undefined : await this.#credentials.prepare(wanted);
         let checked = services.get(input.serviceId);
         if (!checked) services.set(input.serviceId, (checked = this.#endpoints.checkService(scope, input.serviceId)));
         await checked;
-        const endpoint = this.#endpoints.build(scope, input);
-        ready.push({ index, endpoint, credentials: wanted === undefined ? undefined : await this.#credentials.prepare(wanted) });
+        ready.push({ index, endpoint: this.#endpoints.build(scope, input), credentials });
       } catch (error) {
         refused(index, error);
       }
