@@ -221,10 +221,11 @@ describe('Files and FOTA pages in Chromium', { skip, timeout: 120_000 }, () => {
     await page.getByLabel('Account', { exact: true }).selectOption(tenantId);
     await section('Files').click();
     await page.getByText('No files yet').waitFor();
-    assert.equal(await page.locator('.pager-range').first().textContent(), 'No files');
+    // The page before (FOTA) may still be leaving: the count is read once the new one shows it.
+    await eventually(() => page.locator('.pager-range').first().textContent(), 'No files', 'the empty files list');
     await section('FOTA').click();
     await page.getByText('No campaigns yet.').waitFor();
-    assert.equal(await page.locator('.pager-range').first().textContent(), 'No campaigns');
+    await eventually(() => page.locator('.pager-range').first().textContent(), 'No campaigns', 'the empty campaigns list');
     // A file page of the root account answers as missing.
     await page.goto(`${service.baseUrl}/#/files/${encodeURIComponent(IMAGE_NAME)}`);
     const missing = await service.request('GET', `/file/${encodeURIComponent(IMAGE_NAME)}`, { account: tenantId });
