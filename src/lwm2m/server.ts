@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
   CoapEndpoint,
@@ -18,7 +17,6 @@ import {
 } from '../coap/index.js';
 import { ConfigError, ENV_NAMES } from '../config.js';
 import type { Transport } from '../coap/transport.js';
-import { certificateRefusal, trustAnchors } from '../dtls/trust.js';
 import type { DeviceServer } from '../devices/device-server.js';
 import type { DevicePresence } from '../devices/presence.js';
 import type { Lwm2mCluster } from './lwm2m-cluster.js';
@@ -28,6 +26,8 @@ import { ThrottledLog } from '../devices/throttled-log.js';
 import type { Endpoint } from '../domain/endpoints.js';
 import type { Service } from '../domain/services.js';
 import { CodecError, decode } from './codecs/index.js';
+import { DeviceAdmission } from './device-admission.js';
+import { RegistrationTable } from './registration-table.js';
 import { lwm2mRecordsToJson, translatedNames } from './json-values.js';
 import type { ObjectRegistry } from './objects/registry.js';
 import type { RegistrationStore } from './registration-store.js';
@@ -95,16 +95,15 @@ export class Lwm2mServer implements DeviceServer {
   readonly #logger: Logger;
   /** Refused registrations: any peer can cause them, so they are logged sparingly. */
   readonly #refusals: ThrottledLog;
+  /** Who may speak for which endpoint, over which channel. */
+  readonly #admission: DeviceAdmission;
   readonly #coap: CoapEndpoint;
   /** The CoAPS endpoint, when DTLS is on. */
   readonly #coaps: CoapEndpoint | undefined;
   /** Which endpoint each peer was last heard on: answers and requests to it go back the same way. */
   readonly #via = new Map<string, 'udp' | 'dtls'>();
-  readonly #registrations = new Map<string, Registration>();
-  readonly #byEndpoint = new Map<string, string>();
-  readonly #byPeer = new Map<string, string>();
-  /** When each registration was last heard from (ms), for queue mode. */
-  readonly #heardAt = new Map<string, number>();
+  /** The registrations this node holds, and when each device was last heard from (queue mode). */
+  readonly #table = new RegistrationTable();
   readonly #listeners: { registered: ((r: Registration) => void)[]; awake: ((r: Registration, heardAt: number) => void)[] } = { registered: [], awake: [] };
   readonly #registrationEnded: ((endpointId: string) => void)[] = [];
   readonly #adopted: ((registration: Registration) => void)[] = [];
@@ -114,6 +113,7 @@ export class Lwm2mServer implements DeviceServer {
     this.#options = options;
     this.#logger = options.logger.child({ server: 'lwm2m' });
     this.#refusals = new ThrottledLog(this.#logger);
+    this.#admission = new DeviceAdmission(options);
     this.#coap = new CoapEndpoint({ host: options.host, port: options.port, logger: this.#logger, ...options.coap });
     this.#coap.onRequest((request, peer) => this.#handle(request, peer, 'udp'));
     this.#coap.onPing((peer) => void this.#onPing(peer));
@@ -163,13 +163,10 @@ export class Lwm2mServer implements DeviceServer {
         await this.#options.registrations.remove(registration.id);
         continue;
       }
-      this.#registrations.set(registration.id, registration);
-      this.#byEndpoint.set(registration.endpointId, registration.id);
-      this.#byPeer.set(formatPeer(registration.peer), registration.id);
       // Queue mode: awake as when it was last heard from.
-      this.#heardAt.set(registration.id, Date.parse(registration.updatedAt));
+      this.#table.restore(registration, Date.parse(registration.updatedAt));
     }
-    if (this.#registrations.size > 0) this.#logger.info({ registrations: this.#registrations.size }, 'LwM2M registrations restored');
+    if (this.#table.size > 0) this.#logger.info({ registrations: this.#table.size }, 'LwM2M registrations restored');
   }
 
   /** The CoAP endpoint the server listens on (plain CoAP devices share it). */
@@ -188,8 +185,7 @@ export class Lwm2mServer implements DeviceServer {
 
   /** The live registration of an endpoint, if it has one. */
   registrationOf(endpointId: string): Registration | undefined {
-    const id = this.#byEndpoint.get(endpointId);
-    const registration = id === undefined ? undefined : this.#registrations.get(id);
+    const registration = this.#table.ofEndpoint(endpointId);
     // Past its lifetime without an update the registration is over (Core 6.2.1); the presence sweep says so too.
     if (registration && Date.now() > Date.parse(registration.updatedAt) + registration.lifetime * 1000) return undefined;
     return registration;
@@ -208,7 +204,7 @@ export class Lwm2mServer implements DeviceServer {
   /** Whether a request sent now can reach the device: always unless it is in queue mode and asleep. */
   isAwake(registration: Registration): boolean {
     if (!registration.queueMode) return true;
-    return Date.now() - (this.#heardAt.get(registration.id) ?? 0) < (this.#options.awakeMs ?? 93_000);
+    return Date.now() - (this.#table.heardAt(registration)) < (this.#options.awakeMs ?? 93_000);
   }
 
   /** Sends a device management request to a registered device; resolves with its response (any code). */
@@ -238,7 +234,6 @@ export class Lwm2mServer implements DeviceServer {
     return typeof payload === 'number' && payload >= 16 ? payload + 128 : undefined;
   }
 
-  /** Observes a resource of a registered device (RFC 7641): resolves with the first response and the observation. */
   /** Takes up an observation made before a restart (nothing is sent; see CoapEndpoint.resumeObservation). */
   resumeObservation(registration: Registration, token: Buffer, request: Parameters<CoapEndpoint['request']>[1], onNotification: (notification: CoapMessage) => void, onEnd: ObserveOptions['onEnd']): Observation {
     return this.#endpointFor(registration).resumeObservation(registration.peer, token, request, onNotification, { onEnd });
@@ -249,15 +244,12 @@ export class Lwm2mServer implements DeviceServer {
     return (await this.#options.lwm2mServices()).find((s) => s.id === registration.serviceId)?.options;
   }
 
+  /** Observes a resource of a registered device (RFC 7641): resolves with the first response and the observation. */
   async observe(registration: Registration, request: Parameters<CoapEndpoint['request']>[1], onNotification: (notification: CoapMessage) => void, options: { timeoutMs: number; onEnd?: ObserveOptions['onEnd'] }): Promise<Observation> {
     this.#options.sendGuard?.check(registration.peer.address, registration.peer.port);
     return this.#endpointFor(registration).observe(registration.peer, request, onNotification, { timeout: options.timeoutMs, ...(options.onEnd && { onEnd: options.onEnd }) });
   }
 
-  /**
-   * Calls `listener(endpointId)` when a device's registration ends: a new Register (which replaces the old
-   * one) or a De-register. Observations end with the registration (Core 6.4.1).
-   */
   /**
    * A notification reached this node for an observation it does not hold (see CoapEndpoint.onStrayNotification):
    * `handler` says whether it now holds it. Device management takes the observation up (takeUpFor below).
@@ -272,7 +264,7 @@ export class Lwm2mServer implements DeviceServer {
    * notification that reaches this node first); undefined when it is not live or was made from another address.
    */
   async takeUpFor(id: string, peer: Peer): Promise<Registration | undefined> {
-    const held = this.#registrations.get(id);
+    const held = this.#table.get(id);
     const found = held ?? (await this.#options.registrations.get(id));
     if (!found || found.peer.address !== peer.address || found.peer.port !== peer.port) return undefined;
     if (held) return held;
@@ -305,13 +297,12 @@ export class Lwm2mServer implements DeviceServer {
   #takeUp(stored: Registration | undefined): Registration | undefined {
     if (!stored || Date.now() > Date.parse(stored.updatedAt) + stored.lifetime * 1000) return undefined;
     const id = stored.id;
-    const held = this.#registrations.get(id);
+    const held = this.#table.get(id);
     if (held) return held; // taken up meanwhile by another message of the device
-    const older = this.#byEndpoint.get(stored.endpointId);
-    const replaced = older === undefined ? undefined : this.#registrations.get(older);
+    const replaced = this.#table.ofEndpoint(stored.endpointId);
     if (replaced) this.#forget(replaced);
     this.#remember(stored);
-    this.#heardAt.set(stored.id, Date.now());
+    this.#heard(stored);
     this.#logger.info({ registrationId: id, endpointId: stored.endpointId }, 'LwM2M registration taken up from the store (another node made it)');
     this.#options.cluster?.notices.publish('lwm2m-registrations', stored.endpointId);
     for (const listener of this.#adopted) listener(stored);
@@ -324,8 +315,7 @@ export class Lwm2mServer implements DeviceServer {
   }
 
   #release(endpointId: string): void {
-    const id = this.#byEndpoint.get(endpointId);
-    const registration = id === undefined ? undefined : this.#registrations.get(id);
+    const registration = this.#table.ofEndpoint(endpointId);
     if (registration) {
       this.#forget(registration);
       this.#logger.info({ registrationId: registration.id, endpointId }, 'LwM2M registration now held by another node');
@@ -344,6 +334,10 @@ export class Lwm2mServer implements DeviceServer {
     return this.#options.cluster !== undefined;
   }
 
+  /**
+   * Calls `listener(endpointId)` when a device's registration ends: a new Register (which replaces the old
+   * one) or a De-register. Observations end with the registration (Core 6.4.1).
+   */
   onRegistrationEnd(listener: (endpointId: string) => void): void {
     this.#registrationEnded.push(listener);
   }
@@ -365,11 +359,11 @@ export class Lwm2mServer implements DeviceServer {
     try {
       if (path === 'rd' && request.code === '0.02') return await this.#register(request, peer, via);
       if (path.startsWith('rd/')) {
-        const held = this.#registrations.get(path.slice(3));
+        const held = this.#table.get(path.slice(3));
         const registration = held ?? (await this.#adopt(path.slice(3)));
         if (!registration) return { code: '4.04', payload: 'no such registration: register again' };
         // A registration made over DTLS is updated over DTLS, by the same identity.
-        if (!this.#sameChannel(registration, peer, via)) return { code: '4.03', payload: 'registration refused' };
+        if (!this.#admission.sameChannel(registration, peer, via)) return { code: '4.03', payload: 'registration refused' };
         if (request.code === '0.02') return await this.#update(registration, request, peer, held === undefined);
         if (request.code === '0.04') return await this.#deregister(registration);
         return { code: '4.05' };
@@ -387,8 +381,7 @@ export class Lwm2mServer implements DeviceServer {
 
   async #register(request: CoapMessage, peer: Peer, via: 'udp' | 'dtls'): Promise<CoapResponse> {
     const params = parseRegister(uriQuery(request), request.payload);
-    const resolved = await this.#deviceFor(params.endpointName);
-    const found = resolved.kind === 'found' ? await this.#securityCheck(resolved, peer, via) : resolved;
+    const found = await this.#admission.admit(params.endpointName, peer, via);
     if (found.kind === 'refused') {
       this.#refusals.info(found.why, { ep: params.endpointName, peer: formatPeer(peer), why: found.why }, 'LwM2M registration refused');
       // The same answer whatever the reason: an unauthenticated peer learns nothing of which names exist.
@@ -408,7 +401,7 @@ export class Lwm2mServer implements DeviceServer {
       accountId: endpoint.accountId,
       serviceId: endpoint.serviceId,
       peer,
-      ...(via === 'dtls' && { secure: true, identity: this.#identityOf(peer) }),
+      ...(via === 'dtls' && { secure: true, identity: this.#admission.identityOf(peer) }),
       registeredAt: now,
       updatedAt: now,
     };
@@ -470,7 +463,7 @@ export class Lwm2mServer implements DeviceServer {
 
   /** Ends the account's registrations (suspended): each device's next Update gets 4.04 and its new Register is refused. */
   async closeAccount(accountId: string): Promise<number> {
-    const ended = [...this.#registrations.values()].filter((registration) => registration.accountId === accountId);
+    const ended = [...this.#table.all()].filter((registration) => registration.accountId === accountId);
     for (const registration of ended) {
       this.#forget(registration);
       await this.#options.registrations.remove(registration.id);
@@ -500,8 +493,7 @@ export class Lwm2mServer implements DeviceServer {
     const name = uriQuery(request).find((part) => part.startsWith('ep='))?.slice(3);
     if (!name) return { code: '4.00', payload: 'ep is missing' };
     if (!this.#options.bootstrap) return { code: '4.04', payload: 'no bootstrap configuration' };
-    const resolved = await this.#deviceFor(name);
-    const found = resolved.kind === 'found' ? await this.#securityCheck(resolved, peer, via) : resolved;
+    const found = await this.#admission.admit(name, peer, via);
     if (found.kind === 'refused') {
       this.#refusals.info(found.why, { ep: name, peer: formatPeer(peer), why: found.why }, 'LwM2M Bootstrap-Request refused');
       return { code: '4.04', payload: 'no bootstrap configuration' };
@@ -514,7 +506,7 @@ export class Lwm2mServer implements DeviceServer {
     const held = this.#registrationAt(peer);
     const registration = held ?? (await this.#adoptAt(peer));
     if (!registration) return { code: '4.04', payload: 'register first' };
-    if (!this.#sameChannel(registration, peer, via)) return { code: '4.03' };
+    if (!this.#admission.sameChannel(registration, peer, via)) return { code: '4.03' };
     const format = contentFormat(request);
     if (format === undefined) return { code: '4.00', payload: 'Content-Format is missing' };
     let records;
@@ -559,65 +551,9 @@ export class Lwm2mServer implements DeviceServer {
     }
   }
 
-  /** The endpoint a registering name belongs to, or why it may not register. */
-  async #deviceFor(name: string): Promise<{ kind: 'found'; endpoint: Endpoint; service: Service } | { kind: 'refused'; why: string }> {
-    const services = await this.#options.lwm2mServices();
-    const devices = await this.#options.presence.findDevices('lwm2m', name);
-    if (devices.length > 1) return { kind: 'refused', why: 'the endpoint name is used in several LwM2M services' };
-    const device = devices[0];
-    if (device) {
-      const service = services.find((s) => s.id === device.serviceId);
-      return service ? { kind: 'found', endpoint: device, service } : { kind: 'refused', why: 'the service is gone' };
-    }
-    const provisioning = services.filter((s) => s.options.autoProvision === true);
-    if (provisioning.length === 0) return { kind: 'refused', why: 'unknown endpoint name' };
-    if (provisioning.length > 1) return { kind: 'refused', why: 'unknown endpoint name (several services auto-provision: create the endpoint)' };
-    const service = provisioning[0]!;
-    return { kind: 'found', endpoint: await this.#options.presence.provision(service, name), service };
-  }
-
-  /**
-   * Why a peer may not speak for an endpoint (docs/dtls.md), or undefined when it may: over plain CoAP only
-   * devices of services that allow NoSec (`allowNoSec`, default true) whose endpoint has no DTLS security set;
-   * over DTLS with a PSK, only the endpoint the PSK identity belongs to.
-   */
-  async refusal(endpoint: Endpoint, service: Pick<Service, 'options'>, peer: Peer, via: 'udp' | 'dtls'): Promise<string | undefined> {
-    const security = await this.#options.securityOf?.(endpoint.id);
-    if (via === 'udp') {
-      if (service.options.allowNoSec === false) return 'the service accepts devices over DTLS only (allowNoSec false)';
-      if (security) return `the endpoint has DTLS security (${security.mode}): it must use CoAPS`;
-      return undefined;
-    }
-    const session = this.#options.secure?.sessionOf(peer);
-    if (session?.pskIdentity !== undefined) {
-      return security?.mode === 'psk' && security.pskIdentity === session.pskIdentity ? undefined : 'the PSK identity belongs to another endpoint';
-    }
-    if (session?.peerCertificates?.length) {
-      if (security?.mode !== 'x509') return 'the endpoint does not use X.509';
-      const trusted = Array.isArray(service.options.trustedCertificates) ? (service.options.trustedCertificates as string[]) : [];
-      return certificateRefusal(session.peerCertificates, trustAnchors(trusted), endpoint.key);
-    }
-    return 'no authenticated DTLS identity for this endpoint';
-  }
-
-  async #securityCheck<T extends { kind: 'found'; endpoint: Endpoint; service: Service }>(found: T, peer: Peer, via: 'udp' | 'dtls'): Promise<T | { kind: 'refused'; why: string }> {
-    const why = await this.refusal(found.endpoint, found.service, peer, via);
-    return why === undefined ? found : { kind: 'refused', why };
-  }
-
-  #sameChannel(registration: Registration, peer: Peer, via: 'udp' | 'dtls'): boolean {
-    if ((registration.secure === true) !== (via === 'dtls')) return false;
-    if (via === 'udp') return true;
-    const identity = this.#identityOf(peer);
-    return identity !== undefined && identity === registration.identity;
-  }
-
-  /** Who a DTLS peer proved to be: its PSK identity, or `x509:<SHA-256 of its certificate>`. */
-  #identityOf(peer: Peer): string | undefined {
-    const session = this.#options.secure?.sessionOf(peer);
-    if (session?.pskIdentity !== undefined) return session.pskIdentity;
-    const leaf = session?.peerCertificates?.[0];
-    return leaf && `x509:${createHash('sha256').update(leaf).digest('hex')}`;
+  /** Why a peer may not speak for an endpoint, or undefined when it may (see DeviceAdmission.refusal). */
+  refusal(endpoint: Endpoint, service: Pick<Service, 'options'>, peer: Peer, via: 'udp' | 'dtls'): Promise<string | undefined> {
+    return this.#admission.refusal(endpoint, service, peer, via);
   }
 
   async #endpointOf(registration: Registration): Promise<Endpoint | undefined> {
@@ -626,42 +562,30 @@ export class Lwm2mServer implements DeviceServer {
   }
 
   #registrationAt(peer: Peer): Registration | undefined {
-    const id = this.#byPeer.get(formatPeer(peer));
-    return id === undefined ? undefined : this.#registrations.get(id);
+    return this.#table.at(peer);
   }
 
   #remember(registration: Registration): void {
-    this.#registrations.set(registration.id, registration);
-    this.#byEndpoint.set(registration.endpointId, registration.id);
-    // The address now belongs to this device: another registration that had it loses it (SPEC: remoteAddr unset when re-used).
-    const key = formatPeer(registration.peer);
-    const other = this.#byPeer.get(key);
-    const displaced = other === undefined ? undefined : this.#registrations.get(other);
-    if (displaced && displaced.endpointId !== registration.endpointId) {
-      this.#forget(displaced);
-      void this.#options.registrations.remove(displaced.id).catch((error: unknown) => this.#logger.warn({ err: error, registrationId: displaced.id }, 'could not remove a displaced registration'));
-      void this.#endpointOf(displaced)
-        .then((endpoint) => endpoint && this.#options.presence.addressReused(endpoint))
-        .catch((error: unknown) => this.#logger.warn({ err: error, endpointId: displaced.endpointId }, 'could not unset a re-used remoteAddr'));
-    }
-    this.#byPeer.set(key, registration.id);
+    const displaced = this.#table.add(registration);
+    if (!displaced) return;
+    // The address now belongs to this device: the registration that had it ends (SPEC: remoteAddr unset when re-used).
+    void this.#options.registrations.remove(displaced.id).catch((error: unknown) => this.#logger.warn({ err: error, registrationId: displaced.id }, 'could not remove a displaced registration'));
+    void this.#endpointOf(displaced)
+      .then((endpoint) => endpoint && this.#options.presence.addressReused(endpoint))
+      .catch((error: unknown) => this.#logger.warn({ err: error, endpointId: displaced.endpointId }, 'could not unset a re-used remoteAddr'));
   }
 
   #heard(registration: Registration): void {
-    this.#heardAt.set(registration.id, Date.now());
+    this.#table.heard(registration);
   }
 
   /** `heardAt` (performance.now()) is when the device was heard: requests made after it wait for the next time. */
   #wake(registration: Registration, heardAt: number): void {
-    if (this.#registrations.get(registration.id) !== registration) return; // replaced or gone meanwhile
+    if (this.#table.get(registration.id) !== registration) return; // replaced or gone meanwhile
     for (const listener of this.#listeners.awake) listener(registration, heardAt);
   }
 
   #forget(registration: Registration): void {
-    this.#heardAt.delete(registration.id);
-    this.#registrations.delete(registration.id);
-    if (this.#byEndpoint.get(registration.endpointId) === registration.id) this.#byEndpoint.delete(registration.endpointId);
-    const key = formatPeer(registration.peer);
-    if (this.#byPeer.get(key) === registration.id) this.#byPeer.delete(key);
+    this.#table.remove(registration);
   }
 }
