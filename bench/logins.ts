@@ -26,8 +26,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import mqttPacket from 'mqtt-packet';
 import { serviceNodeArgs } from './reference/processes.js';
+import { rawConnect } from './reference/mqtt-connect.js';
 
 const DEVICES = Number(process.env.BENCH_LOGINS_DEVICES ?? 10_000);
 /** Devices whose passwords a person chose (PBKDF2): their own storm. */
@@ -133,32 +133,10 @@ async function waitForPort(port: number, child: ChildProcess, what: string): Pro
 }
 
 /** One CONNECT → the CONNACK return code, or what went wrong. The socket stays open when the device got in. */
-function attempt(device: Device, clientId: string, port: number, source: string, open: net.Socket[]): Promise<number | 'error' | 'timeout'> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress: source });
-    let received = Buffer.alloc(0);
-    let settled = false;
-    const settle = (outcome: number | 'error' | 'timeout') => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (outcome === 0) open.push(socket);
-      else socket.destroy();
-      resolve(outcome);
-    };
-    const timer = setTimeout(() => settle('timeout'), CONNACK_TIMEOUT_MS);
-    socket.setNoDelay(true);
-    socket.once('connect', () => {
-      socket.write(mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId, keepalive: 0, username: device.key, password: Buffer.from(device.password) }));
-    });
-    socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      if (received.length < 4) return;
-      settle(received[0] === 0x20 ? received[3]! : 'error');
-    });
-    socket.once('error', () => settle('error'));
-    socket.once('close', () => settle('error'));
-  });
+async function attempt(device: Device, clientId: string, port: number, source: string, open: net.Socket[]): Promise<number | 'error' | 'timeout'> {
+  const { code, socket } = await rawConnect({ port, source, clientId, username: device.key, password: device.password, timeoutMs: CONNACK_TIMEOUT_MS });
+  if (socket) open.push(socket);
+  return code;
 }
 
 /** Every device connects at once; each one that is not let in tries again after 1–2 s, until all are in. */

@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import mqttPacket from 'mqtt-packet';
+import { rawConnect } from './reference/mqtt-connect.js';
 import { devicesOf, Histogram, readCommands, report, type LoadCommand, type MqttCounts, type MqttLoadSettings } from './scale-common.js';
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as MqttLoadSettings;
@@ -54,42 +54,18 @@ let publishing = false;
 let scheduleRunning = false;
 
 /** One CONNECT → the CONNACK return code, or what went wrong. The socket is kept when the device got in. */
-function attempt(device: number): Promise<number | 'error' | 'timeout'> {
-  return new Promise((resolve) => {
-    const index = held[device]!;
-    const socket = net.connect({ port: settings.port, host: '127.0.0.1', localAddress: settings.sources[index % settings.sources.length] });
-    let received = Buffer.alloc(0);
-    let settled = false;
-    const settle = (outcome: number | 'error' | 'timeout') => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.removeAllListeners('data');
-      if (outcome === 0) {
-        sockets[device] = socket;
-        socket.on('data', (chunk: Buffer) => onData(device, chunk));
-        socket.once('close', () => {
-          closed[device] = 1;
-          counts.closed++;
-        });
-      } else {
-        socket.destroy();
-      }
-      resolve(outcome);
-    };
-    const timer = setTimeout(() => settle('timeout'), CONNACK_TIMEOUT_MS);
-    socket.setNoDelay(true);
-    socket.once('connect', () => {
-      socket.write(mqttPacket.generate({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 4, clean: true, clientId: keys[device]!, keepalive: 0, username: keys[device]!, password: Buffer.from(passwords[device]!) }));
+async function attempt(device: number): Promise<number | 'error' | 'timeout'> {
+  const index = held[device]!;
+  const { code, socket } = await rawConnect({ port: settings.port, source: settings.sources[index % settings.sources.length]!, clientId: keys[device]!, username: keys[device]!, password: passwords[device]!, timeoutMs: CONNACK_TIMEOUT_MS });
+  if (socket) {
+    sockets[device] = socket;
+    socket.on('data', (chunk: Buffer) => onData(device, chunk));
+    socket.once('close', () => {
+      closed[device] = 1;
+      counts.closed++;
     });
-    socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      if (received.length < 4) return;
-      settle(received[0] === 0x20 ? received[3]! : 'error');
-    });
-    socket.on('error', () => settle('error'));
-    socket.once('close', () => settle('error'));
-  });
+  }
+  return code;
 }
 
 async function connectAll(): Promise<void> {
