@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BusNotifier, BusShardStore } from './bus-shards.js';
 import { ClusterFeed } from './cluster-feed.js';
-import { DurableEventBus, type AcceptedListener, type EventBus, type EventConsumer } from './event-bus.js';
+import { DurableEventBus, type AcceptedListener, type EventBus, type EventBatchConsumer, type EventConsumer } from './event-bus.js';
 import type { Event } from './event.js';
 import type { EventQueue, StoredEvent } from './event-store.js';
 import { BUS_SHARDS, shardOf } from './shards.js';
@@ -47,7 +47,8 @@ export class ClusterEventBus implements EventBus {
   readonly #leaseMs: number;
   /** Accepts and tells local listeners; never started, so it dispatches nothing itself. */
   readonly #acceptor: DurableEventBus;
-  readonly #consumers: EventConsumer[] = [];
+  /** Subscribed consumers, handed to each handler in order. */
+  readonly #consumers: ((handler: DurableEventBus) => void)[] = [];
   /** Every node's accepted events, for event streams. */
   readonly #feed: ClusterFeed;
   /** Held shards and the cursor each was taken at. */
@@ -89,7 +90,11 @@ export class ClusterEventBus implements EventBus {
   }
 
   subscribe(consumer: EventConsumer): void {
-    this.#consumers.push(consumer);
+    this.#consumers.push((handler) => handler.subscribe(consumer));
+  }
+
+  subscribeBatches(consumer: EventBatchConsumer): void {
+    this.#consumers.push((handler) => handler.subscribeBatches(consumer));
   }
 
   watch(listener: AcceptedListener): () => void {
@@ -209,7 +214,7 @@ export class ClusterEventBus implements EventBus {
       beforeCursorSave: this.#options.beforeCursorSave,
       logger: this.#options.logger,
     });
-    for (const consumer of this.#consumers) handler.subscribe(consumer);
+    for (const subscribe of this.#consumers) subscribe(handler);
     return handler;
   }
 

@@ -2,8 +2,23 @@ import type { Logger } from 'pino';
 import { partitionOf, type Event } from './event.js';
 import type { EventQueue, StoredEvent } from './event-store.js';
 
-/** Something that reacts to events: the trigger engine, metrics, tests. It may be slow; it must not throw. */
+/** Something that reacts to events: alerts, metrics, tests. It may be slow; what it throws is logged. */
 export type EventConsumer = (event: Event) => Promise<unknown>;
+
+/**
+ * Reacts to several events of one partition at once, oldest first (the trigger engine): what was waiting when
+ * the partition's turn came, as many as handling takes about {@link TURN_MS} by recent handling times (at most
+ * {@link MAX_EVENTS_AT_ONCE}, one until it is known). It handles them in their order; what it throws is logged.
+ */
+export type EventBatchConsumer = (events: readonly Event[]) => Promise<unknown>;
+
+/** Most waiting events of one partition a turn hands over at once. */
+export const MAX_EVENTS_AT_ONCE = 32;
+/**
+ * About how long the events of one turn take to handle, by recent turns: a stop (or a cluster's hand-over of
+ * shards) waits for the turns under way, so slow events go one at a time.
+ */
+export const TURN_MS = 50;
 
 /**
  * Sees events as soon as they are accepted (durable), in seq order, before any consumer handles them: live
@@ -18,6 +33,8 @@ export type AcceptedListener = (events: readonly StoredEvent[]) => void;
 export interface EventBus {
   publish(events: readonly Event[]): Promise<void>;
   subscribe(consumer: EventConsumer): void;
+  /** As `subscribe`, for a consumer that takes a partition's waiting events at once. Consumers run in the order subscribed. */
+  subscribeBatches(consumer: EventBatchConsumer): void;
   /**
    * Listens to accepted events of this process, whether the bus is running or not; returns what stops it.
    * Unlike a consumer, a listener is not waited for, and sees events only once (not again after a restart).
@@ -64,7 +81,7 @@ export const DEFAULT_BACKLOG_IN_MEMORY = 10_000;
 export class DurableEventBus implements EventBus {
   readonly #store: EventQueue;
   readonly #options: DurableEventBusOptions;
-  readonly #consumers: EventConsumer[] = [];
+  readonly #consumers: EventBatchConsumer[] = [];
   readonly #listeners = new Set<AcceptedListener>();
   /** Events waiting per partition, oldest first. */
   readonly #waiting = new Map<string, StoredEvent[]>();
@@ -78,6 +95,8 @@ export class DurableEventBus implements EventBus {
   #outstanding: number[] = [];
   #outstandingHead = 0;
   readonly #handled = new Set<number>();
+  /** A moving average of the time handling took per event (ms): it sizes the turns. Unknown until one is handled. */
+  #msPerEvent: number | undefined;
   /** Every event at or below this seq is handled; saved once per tick when it moved. */
   #handledThrough = 0;
   #savedThrough = 0;
@@ -116,6 +135,10 @@ export class DurableEventBus implements EventBus {
   }
 
   subscribe(consumer: EventConsumer): void {
+    this.#consumers.push(oneByOne(consumer, this.#options.logger));
+  }
+
+  subscribeBatches(consumer: EventBatchConsumer): void {
     this.#consumers.push(consumer);
   }
 
@@ -274,26 +297,31 @@ export class DurableEventBus implements EventBus {
     }
   }
 
+  /** Hands the partition's waiting events to the consumers, a turn's worth at a time, until none waits. */
   async #drain(partition: string): Promise<void> {
     for (;;) {
       const waiting = this.#waiting.get(partition);
-      if (waiting && !this.#mayRun(waiting[0]!.seq)) return;
-      const next = waiting?.shift();
-      if (!next) {
-        this.#waiting.delete(partition);
-        return;
-      }
-      if (waiting!.length === 0) this.#waiting.delete(partition);
-      this.#inMemory--;
+      if (!waiting) return;
+      const most = this.#msPerEvent === undefined ? 1 : Math.max(1, Math.min(MAX_EVENTS_AT_ONCE, Math.floor(TURN_MS / this.#msPerEvent)));
+      let count = 0;
+      while (count < waiting.length && count < most && this.#mayRun(waiting[count]!.seq)) count++;
+      if (count === 0) return;
+      const taken = count === waiting.length ? waiting : waiting.splice(0, count);
+      if (taken === waiting) this.#waiting.delete(partition);
+      this.#inMemory -= count;
       if (this.#spilled && !this.#reading && this.#inMemory <= this.#maxInMemory / 2) this.#readBack();
+      const events = taken.map((stored) => stored.event);
+      const started = performance.now();
       for (const consumer of this.#consumers) {
         try {
-          await consumer(next.event);
+          await consumer(events);
         } catch (error) {
-          this.#options.logger.error({ err: error, eventId: next.event.id }, 'event consumer failed');
+          this.#options.logger.error({ err: error, eventIds: events.map((event) => event.id) }, 'event consumer failed');
         }
       }
-      this.#ack(next.seq);
+      const msPerEvent = (performance.now() - started) / count;
+      this.#msPerEvent = this.#msPerEvent === undefined ? msPerEvent : this.#msPerEvent * 0.9 + msPerEvent * 0.1;
+      for (const stored of taken) this.#ack(stored.seq);
     }
   }
 
@@ -321,6 +349,9 @@ export class DurableEventBus implements EventBus {
         if (this.#readAgain) {
           this.#readAgain = false;
           this.catchUp();
+        } else if (this.#running && this.#spilled && this.#inMemory <= this.#maxInMemory / 2) {
+          // A turn took what was read while it read (turns take several events): nothing else starts the next read.
+          this.#readBack();
         }
       }
     });
@@ -357,4 +388,17 @@ export class DurableEventBus implements EventBus {
       this.#options.logger.error({ err: error, through }, 'could not save how far events are handled');
     }
   }
+}
+
+/** A consumer of one event at a time, given a partition's events one after another. */
+function oneByOne(consumer: EventConsumer, logger: Logger): EventBatchConsumer {
+  return async (events) => {
+    for (const event of events) {
+      try {
+        await consumer(event);
+      } catch (error) {
+        logger.error({ err: error, eventId: event.id }, 'event consumer failed');
+      }
+    }
+  };
 }

@@ -11,7 +11,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { Execution } from './executions.js';
 import { matches, needsEndpoint } from './filters.js';
 import type { RunResult } from './sandbox/protocol.js';
-import type { ScriptRun, ScriptRunner } from './sandbox/worker-pool.js';
+import { RunSequence, type ScriptRun, type ScriptRunner } from './sandbox/worker-pool.js';
 import { ScriptArgumentError, type HostFunction, type Namespace, type ScriptContext, type ScriptServices } from './namespaces/namespace.js';
 import type { Trigger } from './triggers.js';
 
@@ -72,26 +72,59 @@ export class TriggerEngine {
   }
 
   attach(bus: EventBus): void {
-    bus.subscribe((event) => this.handle(event));
+    bus.subscribeBatches((events) => this.handleInOrder(events));
   }
 
   /**
-   * Runs every matching trigger for one event, one after another (so an endpoint's events stay ordered).
-   * Most events meet one trigger whose filters need no look-up: its run is then the whole of the handling.
+   * Runs every matching trigger for one event, one after another. Most events meet one trigger whose filters
+   * need no look-up: its run is then the whole of the handling.
    */
   handle(event: Event): Promise<unknown> {
-    if (!this.#runs()) return DONE;
-    // Like the licence: the event is stored and handled, its triggers skipped (never run later).
-    if (this.#accounts && !this.#accounts.triggersRun(event.accountId)) return DONE;
-    const active = this.#activeOf(event.accountId);
-    return active instanceof Promise ? active.then((loaded) => this.#handleWith(loaded, event)) : this.#handleWith(active, event);
+    const triggers = this.#toRun(event);
+    if (triggers instanceof Promise) return triggers.then((loaded) => this.#runEach(loaded, event));
+    return this.#runEach(triggers, event);
   }
 
-  #handleWith(active: readonly Trigger[], event: Event): Promise<unknown> {
+  /**
+   * Runs the matching triggers of events of one partition (an endpoint's), event after event, each run once the
+   * one before has ended, as `handle` one by one would. The runs are handed to the runner as they are found, in
+   * one sequence that keeps their order where they run: a busy endpoint's runs then do not wait for a trip back
+   * here between them. What fails for one event is logged, and the others go on.
+   */
+  async handleInOrder(events: readonly Event[]): Promise<void> {
+    if (events.length === 1) return void (await this.handle(events[0]!).catch((error: unknown) => this.#failed(error, events[0]!)));
+    const sequence = new RunSequence();
+    const runs: Promise<unknown>[] = [];
+    for (const event of events) {
+      try {
+        let triggers = this.#toRun(event);
+        if (triggers instanceof Promise) triggers = await triggers;
+        for (const trigger of triggers) runs.push(this.run(trigger, event, false, 0, sequence).catch((error: unknown) => this.#failed(error, event)));
+      } catch (error) {
+        this.#failed(error, event);
+      }
+    }
+    await Promise.all(runs);
+  }
+
+  #failed(error: unknown, event: Event): void {
+    this.#logger.error({ err: error, eventId: event.id }, 'could not run the triggers of an event');
+  }
+
+  /** The triggers to run for an event, in order: the account's active ones listening to it whose filters hold. */
+  #toRun(event: Event): readonly Trigger[] | Promise<readonly Trigger[]> {
+    if (!this.#runs()) return NONE;
+    // Like the licence: the event is stored and handled, its triggers skipped (never run later).
+    if (this.#accounts && !this.#accounts.triggersRun(event.accountId)) return NONE;
+    const active = this.#activeOf(event.accountId);
+    return active instanceof Promise ? active.then((loaded) => this.#matching(loaded, event)) : this.#matching(active, event);
+  }
+
+  #matching(active: readonly Trigger[], event: Event): readonly Trigger[] | Promise<readonly Trigger[]> {
     let listening = listeningTo(active, event.type);
     // exec.now: the output event names the trigger to run; exec.sync output events ran already.
     const target = event.type === 'output' ? outputTarget(event) : undefined;
-    if (target?.sync) return DONE;
+    if (target?.sync) return NONE;
     if (target) {
       const named = active.find((trigger) => trigger.id === target.trigger);
       if (named && !listening.includes(named)) listening = [...listening, named];
@@ -99,18 +132,17 @@ export class TriggerEngine {
     // A template's once-event is meant for one trigger (docs/templates.md): the others listening to the type skip it.
     const targeted = event.type === 'once-event' ? targetedTrigger(event) : undefined;
     if (targeted !== undefined) listening = listening.filter((trigger) => trigger.id === targeted);
-    if (listening.length === 0) return DONE;
-    const only = listening.length === 1 ? listening[0]! : undefined;
-    if (only && !(event.endpointId && needsEndpoint(only.filters))) return matches(only.filters, event, undefined) ? this.run(only, event, false) : DONE;
-    return this.#runEach(listening, event);
+    if (listening.length === 0) return NONE;
+    if (!(event.endpointId && listening.some((t) => needsEndpoint(t.filters)))) return filtered(listening, event, undefined);
+    return this.#endpointOf(event).then((endpoint) => filtered(listening, event, endpoint));
   }
 
-  async #runEach(listening: readonly Trigger[], event: Event): Promise<void> {
-    let endpoint: Endpoint | undefined;
-    if (event.endpointId && listening.some((t) => needsEndpoint(t.filters))) endpoint = await this.#endpointOf(event);
-    for (const trigger of listening) {
-      if (matches(trigger.filters, event, endpoint)) await this.run(trigger, event, false);
-    }
+  /** One after another; most events meet one trigger, whose run is then the whole of the handling. */
+  #runEach(triggers: readonly Trigger[], event: Event): Promise<unknown> {
+    if (triggers.length === 0) return DONE;
+    if (triggers.length === 1) return this.run(triggers[0]!, event, false);
+    const sequence = new RunSequence();
+    return Promise.all(triggers.map((trigger) => this.run(trigger, event, false, 0, sequence)));
   }
 
   #activeOf(accountId: string): readonly Trigger[] | Promise<readonly Trigger[]> {
@@ -128,8 +160,11 @@ export class TriggerEngine {
     return loading;
   }
 
-  /** Runs one trigger on one event and records the execution (also used for test runs). */
-  async run(trigger: Trigger, event: Event, test: boolean, depth = 0): Promise<Execution> {
+  /**
+   * Runs one trigger on one event and records the execution (also used for test runs). With a sequence, the
+   * run starts once the sequence's run before it has ended; it is handed to the runner before this returns.
+   */
+  async run(trigger: Trigger, event: Event, test: boolean, depth = 0, sequence?: RunSequence): Promise<Execution> {
     const startedAtMs = Date.now();
     // What namespace functions see of the run and add to its record; most runs call none, so it is made at the first call.
     let context: Promise<ScriptContext> | undefined;
@@ -155,6 +190,7 @@ export class TriggerEngine {
       event,
       globals: script.globals,
       namespaces: this.#names,
+      sequence,
       host: async (namespace, fn, args) => {
         const host = this.#functions.get(`${namespace}.${fn}`);
         if (!host) throw new Error('no such function');
@@ -200,6 +236,13 @@ export class TriggerEngine {
 }
 
 const DONE: Promise<void> = Promise.resolve();
+const NONE: readonly Trigger[] = [];
+
+/** The triggers whose filters hold for the event (the endpoint's row when one needs it). */
+function filtered(listening: readonly Trigger[], event: Event, endpoint: Endpoint | undefined): readonly Trigger[] {
+  if (listening.length === 1) return matches(listening[0]!.filters, event, endpoint) ? listening : NONE;
+  return listening.filter((trigger) => matches(trigger.filters, event, endpoint));
+}
 
 /** The triggers of an account's active list that listen to a type, found once per list and type. */
 const byType = new WeakMap<readonly Trigger[], Map<string, readonly Trigger[]>>();

@@ -13,7 +13,7 @@ import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { ClusterEventBus } from '../../src/events/cluster-bus.js';
 import { createEvent, partitionOf, type Event } from '../../src/events/event.js';
-import { DurableEventBus, type EventBus, type EventConsumer } from '../../src/events/event-bus.js';
+import { DurableEventBus, MAX_EVENTS_AT_ONCE, type EventBatchConsumer, type EventBus, type EventConsumer } from '../../src/events/event-bus.js';
 import type { StoredEvent } from '../../src/events/event-store.js';
 import { PgBusShardStore } from '../../src/store/bus-shard-store.js';
 import { openDatabase } from '../../src/store/database.js';
@@ -43,10 +43,20 @@ function once(close: () => Promise<void>): () => Promise<void> {
   return () => (closing ??= close());
 }
 
+/** A consumer of one event at a time (`subscribe`), or of a partition's waiting events at once (`subscribeBatches`). */
+type Consumer = EventConsumer | { readonly batches: EventBatchConsumer };
+
+function subscribe(bus: EventBus, consumers: readonly Consumer[]): void {
+  for (const consumer of consumers) {
+    if (typeof consumer === 'function') bus.subscribe(consumer);
+    else bus.subscribeBatches(consumer.batches);
+  }
+}
+
 /** Where buses of one implementation are made: every node started from it shares one store. */
 interface Backend {
   /** A new bus instance on the shared store, `consumers` subscribed, started; `name` is its cluster node name. */
-  startNode(name: string, consumers: readonly EventConsumer[], logger?: Logger): Promise<Node>;
+  startNode(name: string, consumers: readonly Consumer[], logger?: Logger): Promise<Node>;
   /** Resolves once the running nodes share the work (a cluster's shards); at once for the embedded bus. */
   settled(nodes: readonly Node[]): Promise<void>;
   close(): Promise<void>;
@@ -81,7 +91,7 @@ async function embedded(databaseUrl: string | undefined): Promise<Backend> {
     async startNode(_name, consumers, logger = silent) {
       // A new store instance each time, as a restarted process makes.
       const bus = new DurableEventBus(sqlStores(database, { dataDir }).events, { parallelism: 8, logger });
-      for (const consumer of consumers) bus.subscribe(consumer);
+      subscribe(bus, consumers);
       await bus.start();
       return { bus, close: once(() => bus.stop()) };
     },
@@ -106,7 +116,7 @@ async function cluster(): Promise<Backend> {
       const notifier = await RedisBusNotifier.open(redis, name, logger, PREFIX);
       // Short beats so shards move within a second; a lease outlives several of them.
       const bus = new ClusterEventBus({ node: name, shards: new PgBusShardStore(database.db), notifier, parallelism: 8, logger, heartbeatMs: 150, leaseMs: 3000, pollMs: 150 });
-      for (const consumer of consumers) bus.subscribe(consumer);
+      subscribe(bus, consumers);
       await bus.start();
       return {
         bus,
@@ -184,7 +194,7 @@ for (const { name, skip, nodes: nodeCount, open } of implementations) {
     });
 
     /** Starts the implementation's nodes with these consumers and waits until they share the work. */
-    const startNodes = async (consumers: readonly EventConsumer[], logger?: Logger): Promise<Node[]> => {
+    const startNodes = async (consumers: readonly Consumer[], logger?: Logger): Promise<Node[]> => {
       const nodes: Node[] = [];
       for (let i = 0; i < nodeCount; i++) nodes.push(await backend.startNode(`node-${i}`, consumers, logger));
       await backend.settled(nodes);
@@ -247,6 +257,45 @@ for (const { name, skip, nodes: nodeCount, open } of implementations) {
         for (const event of published) expected.set(partitionOf(event), [...(expected.get(partitionOf(event)) ?? []), event.id]);
         for (const [partition, order] of expected) assert.deepEqual(seen.order.get(partition), order, partition);
         assert.deepEqual(overlaps, [], 'never two events of one partition at once');
+      } finally {
+        await closeAll(nodes);
+      }
+    });
+
+    it('a consumer of turns gets a partition\'s waiting events several at once, in order, each once, never two turns of one partition at once', async () => {
+      const seen = new Seen();
+      const single = new Seen();
+      const running = new Set<string>();
+      const overlaps: string[] = [];
+      const sizes: number[] = [];
+      const batches: EventBatchConsumer = async (events) => {
+        const partition = partitionOf(events[0]!);
+        assert.ok(events.every((event) => partitionOf(event) === partition), 'one partition a turn');
+        if (running.has(partition)) overlaps.push(partition);
+        running.add(partition);
+        sizes.push(events.length);
+        // Quick per event, so turns take several; a turn now and then is slower, so events pile up behind it.
+        await sleep(sizes.length % 5 === 0 ? 5 : 0);
+        for (const event of events) seen.record(event);
+        running.delete(partition);
+      };
+      const nodes = await startNodes([{ batches }, single.consumer]);
+      try {
+        const published = events(600, 3);
+        await publishInTurn(nodes, published, 50);
+        await until(() => seen.has(published) && single.has(published), 'every event is handled');
+        await stopAll(nodes);
+        assert.deepEqual(seen.notOnce(published), []);
+        assert.deepEqual(single.notOnce(published), []);
+        const expected = new Map<string, string[]>();
+        for (const event of published) expected.set(partitionOf(event), [...(expected.get(partitionOf(event)) ?? []), event.id]);
+        for (const [partition, order] of expected) {
+          assert.deepEqual(seen.order.get(partition), order, partition);
+          assert.deepEqual(single.order.get(partition), order, `${partition}, one at a time`);
+        }
+        assert.deepEqual(overlaps, [], 'never two turns of one partition at once');
+        assert.ok(Math.max(...sizes) > 1, `some turns took several events: ${sizes.join(' ')}`);
+        assert.ok(Math.max(...sizes) <= MAX_EVENTS_AT_ONCE, `no turn took more than ${MAX_EVENTS_AT_ONCE}`);
       } finally {
         await closeAll(nodes);
       }

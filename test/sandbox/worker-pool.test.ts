@@ -3,7 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { WorkerPool, type ScriptRun } from '../../src/triggers/sandbox/worker-pool.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RunResult } from '../../src/triggers/sandbox/protocol.js';
+import { RunSequence, WorkerPool, type ScriptRun } from '../../src/triggers/sandbox/worker-pool.js';
 
 /** The sandbox on its own: real worker processes, real isolated-vm isolates. */
 describe('script sandbox (worker processes + isolated-vm)', () => {
@@ -310,6 +312,83 @@ describe('script sandbox (worker processes + isolated-vm)', () => {
       Array.from({ length: 8 }, (_, i) => [i === 3 ? 'failed' : 'success', [String(i)]]),
     );
     assert.match(results[3]!.error ?? '', /timeout/);
+  });
+
+  describe('sequences (an endpoint\'s runs, handed over at once)', () => {
+    /** A host whose calls note when they start and end, each taking `ms(args)` milliseconds. */
+    const timedHost = (ms: (args: unknown[]) => number) => {
+      const log: string[] = [];
+      const host = async (_namespace: string, fn: string, args: unknown[]) => {
+        log.push(`start ${String(args[0])}`);
+        await sleep(ms(args));
+        log.push(`end ${String(args[0])}`);
+        return fn;
+      };
+      return { log, host };
+    };
+
+    it('runs a sequence one after another in the order given, host calls and all, runs that need nothing from the service among them', async () => {
+      // Earlier calls take longer: runs that overlapped would end in another order.
+      const { log, host } = timedHost((args) => 60 - Number(args[0]) * 4);
+      const sequence = new RunSequence();
+      const script = `var n = event.data.n; if (n % 3 === 0) demo.echo(n); log(n);`;
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, n) => run(script, { accountId: 'seq-order', scriptId: 'seq-order@1', event: { data: { n } }, host, sequence })),
+      );
+      assert.deepEqual(results.map((r) => [r.status, r.logs]), Array.from({ length: 12 }, (_, n) => ['success', [String(n)]]));
+      assert.deepEqual(log, [0, 3, 6, 9].flatMap((n) => [`start ${n}`, `end ${n}`]));
+    });
+
+    it('keeps the order across scripts of one sequence (several triggers of one event)', async () => {
+      const { log, host } = timedHost((args) => (String(args[0]).startsWith('a') ? 30 : 5));
+      const sequence = new RunSequence();
+      const runs: Promise<RunResult>[] = [];
+      for (let n = 0; n < 5; n++) {
+        for (const name of ['a', 'b']) {
+          runs.push(run(`demo.echo('${name}' + event.data.n);`, { accountId: 'seq-scripts', scriptId: `seq-${name}@1`, event: { data: { n } }, host, sequence }));
+        }
+      }
+      assert.deepEqual((await Promise.all(runs)).map((r) => r.status), Array(10).fill('success'));
+      assert.deepEqual(log, [0, 1, 2, 3, 4].flatMap((n) => [`start a${n}`, `end a${n}`, `start b${n}`, `end b${n}`]));
+    });
+
+    it('starts a run of a sequence at once when the one before has ended, and goes on after a failed one', async () => {
+      const sequence = new RunSequence();
+      const first = await run(`throw new Error('first')`, { accountId: 'seq-later', sequence });
+      const second = await run(`log('second')`, { accountId: 'seq-later', sequence });
+      assert.deepEqual([first.status, second.status, second.logs], ['failed', 'success', ['second']]);
+    });
+
+    it('does not take a worker for stuck while a sequence\'s runs wait their turn longer than one run may take', async () => {
+      // Stuck means a run past its wall time plus 2 s: five runs of 700 ms each wait longer than that in all.
+      const short = new WorkerPool({ workers: 1, limits: { timeoutMs: 200, wallTimeoutMs: 1000, memoryMb: 32 }, logger: pino({ level: 'silent' }), sqlDir: path.join(tmpdir(), `iotbridge-sql-${process.pid}`) });
+      try {
+        const { log, host } = timedHost(() => 700);
+        const sequence = new RunSequence();
+        const results = await Promise.all(
+          Array.from({ length: 5 }, (_, n) =>
+            short.run({ accountId: 'seq-long', scriptId: 'seq-long@1', scriptName: 'trigger:long.js', script: `demo.echo(event.n)`, event: { n }, namespaces: { demo: ['echo'] }, host, sequence }),
+          ),
+        );
+        assert.deepEqual(results.map((r) => [r.status, r.error]), Array(5).fill(['success', null]));
+        assert.deepEqual(log, [0, 1, 2, 3, 4].flatMap((n) => [`start ${n}`, `end ${n}`]));
+      } finally {
+        await short.stop();
+      }
+    });
+
+    it('fails the runs of a sequence waiting behind a run whose worker dies, and runs later ones on the new worker', async () => {
+      const sequence = new RunSequence();
+      const pending = [run(`demo.slow();`, { accountId: 'seq-dies', sequence }), run(`log('two')`, { accountId: 'seq-dies', sequence }), run(`log('three')`, { accountId: 'seq-dies', sequence })];
+      await sleep(300);
+      const before = pool.pids;
+      for (const pid of before) process.kill(pid, 'SIGKILL');
+      const results = await Promise.all(pending);
+      assert.deepEqual(results.map((r) => r.status), ['failed', 'failed', 'failed']);
+      for (const r of results) assert.match(r.error ?? '', /script worker died/);
+      const again = await run(`log('after')`, { accountId: 'seq-dies', sequence });
+      assert.deepEqual([again.status, again.logs], ['success', ['after']]);
+    });
   });
 
   it('keeps accounts in separate isolates', async () => {

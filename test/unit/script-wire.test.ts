@@ -9,6 +9,7 @@ const AWKWARD = 'tab\there\nnew line\r\n"quoted" \\back\\slash \u2028\u2029 \u{1
 const toWorker: ToWorker[] = [
   { kind: 'run', runId: 7, script: 3, eventJson: JSON.stringify({ data: { text: AWKWARD, n: 1.5 } }), globalsJson: JSON.stringify({ limit: AWKWARD }) },
   { kind: 'run', runId: 8, script: 3, eventJson: 'null', globalsJson: '{}' },
+  { kind: 'run', runId: 9, after: 8, script: 3, eventJson: JSON.stringify({ text: AWKWARD }), globalsJson: JSON.stringify({ limit: AWKWARD }) },
   { kind: 'reply', callId: 12, json: JSON.stringify({ value: AWKWARD }) },
   { kind: 'reply', callId: 13 },
   { kind: 'reply', callId: 14, error: AWKWARD },

@@ -48,6 +48,11 @@ export interface RunRequest {
   readonly eventJson: string;
   /** JSON of the other values the script sees as globals (the trigger's global variables): `{ name: value }`. */
   readonly globalsJson: string;
+  /**
+   * The run this one follows (same sequence, sent before it): it starts only once that one has ended, host calls
+   * and all. Absent, or a run already ended: it starts at once.
+   */
+  readonly after?: number | undefined;
 }
 
 export interface HostReply {

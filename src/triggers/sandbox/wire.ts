@@ -9,6 +9,7 @@ import type { FromWorker, ToWorker } from './protocol.js';
 export function encodeToWorker(message: ToWorker): string {
   switch (message.kind) {
     case 'run':
+      if (message.after !== undefined) return `A\t${message.runId}\t${message.after}\t${message.script}\t${message.globalsJson}\t${message.eventJson}\n`;
       return `R\t${message.runId}\t${message.script}\t${message.globalsJson}\t${message.eventJson}\n`;
     case 'reply':
       return `Y\t${message.callId}\t${message.json ?? ''}\t${message.error === undefined ? '' : JSON.stringify(message.error)}\n`;
@@ -25,10 +26,12 @@ export function encodeToWorker(message: ToWorker): string {
 
 /** A line from the service; undefined when it is not one this version writes. */
 export function decodeToWorker(line: string): ToWorker | undefined {
-  const fields = split(line, 5);
+  const fields = split(line, line.startsWith('A\t') ? 6 : 5);
   switch (fields[0]) {
     case 'R':
       return fields.length === 5 ? { kind: 'run', runId: Number(fields[1]), script: Number(fields[2]), globalsJson: fields[3]!, eventJson: fields[4]! } : undefined;
+    case 'A':
+      return fields.length === 6 ? { kind: 'run', runId: Number(fields[1]), after: Number(fields[2]), script: Number(fields[3]), globalsJson: fields[4]!, eventJson: fields[5]! } : undefined;
     case 'Y': {
       if (fields.length !== 4) return undefined;
       const [, callId, json, error] = fields;

@@ -23,6 +23,20 @@ export interface ScriptRun {
   readonly globals?: Readonly<Record<string, unknown>> | undefined;
   readonly namespaces: Record<string, string[]>;
   readonly host: HostHandler;
+  /** Runs given with the same sequence run one after another, in the order given (see {@link RunSequence}). */
+  readonly sequence?: RunSequence | undefined;
+}
+
+/**
+ * Runs that must happen one after another in the order given (one endpoint's triggers, event after event):
+ * each starts once the one before has ended, host calls and all. They can be handed over all at once: the
+ * runner keeps the order where they run, so a run does not wait for a trip back to the caller to start.
+ * The runs of one sequence are of one account (they run on its worker). Made by the caller, one per sequence
+ * (`new RunSequence()`); the runner keeps what it needs in it.
+ */
+export class RunSequence {
+  /** The last run given and its runner's handle on it, while it may not have ended; set by the runner. */
+  tail: unknown;
 }
 
 /** Runs user scripts somewhere they cannot harm the service. */
@@ -50,6 +64,12 @@ interface InFlight {
   readonly worker: Worker;
   /** `performance.now()` past which the worker is taken to be stuck. */
   readonly deadline: number;
+}
+
+/** The last run of a sequence as the pool gave it out (`RunSequence.tail`). */
+interface SequenceTail {
+  readonly runId: number;
+  readonly worker: Worker;
 }
 
 /** A script as a worker was told it: its number there, and what it was told (to notice a change). */
@@ -93,6 +113,13 @@ export class WorkerPool implements ScriptRunner {
   /** By index; undefined until the first run placed on it. */
   readonly #workers: Array<Worker | undefined>;
   readonly #inFlight = new Map<number, InFlight>();
+  /**
+   * Runs sent to follow another of their sequence that has not ended: not timed until it has (they may wait
+   * for several runs' wall time), so not in `#inFlight`, whose order the sweep relies on.
+   */
+  readonly #waiting = new Map<number, Omit<InFlight, 'deadline'>>();
+  /** The run waiting to follow each run (by the id of the run it follows). */
+  readonly #followers = new Map<number, number>();
   #nextRunId = 1;
   #nextNamespacesId = 1;
   #nextScriptRef = 1;
@@ -121,11 +148,28 @@ export class WorkerPool implements ScriptRunner {
     const worker = (this.#workers[index] ??= this.#spawn(index));
     const script = this.#scriptRef(worker, run);
     const runId = this.#nextRunId++;
-    return new Promise<RunResult>((resolve) => {
-      const deadline = performance.now() + this.#options.limits.wallTimeoutMs + STUCK_GRACE_MS;
-      this.#inFlight.set(runId, { resolve, host: run.host, worker, deadline });
-      worker.outbox.push({ kind: 'run', runId, script, eventJson, globalsJson });
+    const tail = run.sequence?.tail as SequenceTail | undefined;
+    // A worker replaced since has ended every run of the one before (they failed with it).
+    const after = tail && tail.worker === worker && this.#unended(tail.runId) ? tail.runId : undefined;
+    const done = new Promise<RunResult>((resolve) => {
+      if (after === undefined) this.#inFlight.set(runId, { resolve, host: run.host, worker, deadline: this.#deadline() });
+      else {
+        this.#waiting.set(runId, { resolve, host: run.host, worker });
+        this.#followers.set(after, runId);
+      }
+      worker.outbox.push({ kind: 'run', runId, script, eventJson, globalsJson, after });
     });
+    if (run.sequence) run.sequence.tail = { runId, worker } satisfies SequenceTail;
+    return done;
+  }
+
+  #deadline(): number {
+    return performance.now() + this.#options.limits.wallTimeoutMs + STUCK_GRACE_MS;
+  }
+
+  /** Whether a run given out has not ended yet (running, waiting in its worker, or following another). */
+  #unended(runId: number): boolean {
+    return this.#inFlight.has(runId) || this.#waiting.has(runId);
   }
 
   /**
@@ -168,7 +212,9 @@ export class WorkerPool implements ScriptRunner {
   /** Runs in flight per worker (running, or waiting in the worker for the one before): `GET /super/triggers`. */
   get state(): Array<{ index: number; pid: number; inFlight: number }> {
     const counts = new Map<number, number>();
-    for (const flight of this.#inFlight.values()) counts.set(flight.worker.index, (counts.get(flight.worker.index) ?? 0) + 1);
+    for (const flights of [this.#inFlight, this.#waiting]) {
+      for (const flight of flights.values()) counts.set(flight.worker.index, (counts.get(flight.worker.index) ?? 0) + 1);
+    }
     return this.#started().map((worker) => ({ index: worker.index, pid: worker.child.pid ?? -1, inFlight: counts.get(worker.index) ?? 0 }));
   }
 
@@ -238,7 +284,10 @@ export class WorkerPool implements ScriptRunner {
     child.on('exit', (code, signal) => {
       pipe.destroy();
       const reason = `the script worker died (${signal ?? `exit code ${code}`})`;
-      for (const [runId, flight] of this.#inFlight) if (flight.worker === worker) this.#finish(runId, failed(reason));
+      // Runs waiting to follow another go too: the one they follow has failed, or may have run in part.
+      for (const flights of [this.#inFlight, this.#waiting]) {
+        for (const [runId, flight] of flights) if (flight.worker === worker) this.#finish(runId, failed(reason));
+      }
       if (this.#stopping) return;
       this.#options.logger.error({ worker: index, code, signal }, 'script worker died; starting a new one');
       this.#workers[index] = this.#spawn(index);
@@ -251,7 +300,7 @@ export class WorkerPool implements ScriptRunner {
       this.#finish(message.runId, message.result);
       return;
     }
-    const flight = this.#inFlight.get(message.runId);
+    const flight = this.#inFlight.get(message.runId) ?? this.#waiting.get(message.runId);
     if (!flight) return;
     let args: unknown[];
     try {
@@ -270,9 +319,20 @@ export class WorkerPool implements ScriptRunner {
   }
 
   #finish(runId: number, result: RunResult): void {
-    const flight = this.#inFlight.get(runId);
+    const flight = this.#inFlight.get(runId) ?? this.#waiting.get(runId);
     if (!flight) return;
     this.#inFlight.delete(runId);
+    this.#waiting.delete(runId);
+    // The run following it starts now in its worker: its time counts from here.
+    const follower = this.#followers.get(runId);
+    if (follower !== undefined) {
+      this.#followers.delete(runId);
+      const next = this.#waiting.get(follower);
+      if (next) {
+        this.#waiting.delete(follower);
+        this.#inFlight.set(follower, { ...next, deadline: this.#deadline() });
+      }
+    }
     flight.resolve(result);
   }
 }

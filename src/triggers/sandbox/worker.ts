@@ -31,6 +31,8 @@ interface RunRequest {
   readonly runId: number;
   readonly eventJson: string;
   readonly globalsJson: string;
+  /** The run of its sequence it follows (see protocol.ts). */
+  readonly after: number | undefined;
 }
 
 interface AccountSandbox {
@@ -388,7 +390,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   try {
     sandbox = await sandboxFor(first.definition.accountId, first);
   } catch {
-    for (const request of requests) start(request);
+    startInOrder(requests);
     return;
   }
   let settled: { request: RunRequest; result: RunResult }[] = [];
@@ -419,13 +421,16 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
     const done = Math.max(1, outcomes.length);
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6 / done;
     if (!sandbox.isolate.isDisposed) noteCpu(first.definition.scriptId, (Number(sandbox.isolate.cpuTime - cpuBefore) / 1e6 + hostCalls.attemptCallsMs) / done);
-    again = requests.slice(outcomes.length);
-    for (let i = 0; i < outcomes.length; i++) {
+    again = [];
+    /** Runs starting again, with every later run of their sequences: a run after one that needs the service waits for it. */
+    const startingAgain = new Set<number>();
+    for (let i = 0; i < requests.length; i++) {
       const request = requests[i]!;
       const state = states[i]!;
-      if (state.needsHost) {
-        runThreaded(request.definition.scriptId);
+      if (i >= outcomes.length || state.needsHost || (request.after !== undefined && startingAgain.has(request.after))) {
+        if (state.needsHost) runThreaded(request.definition.scriptId);
         again.push(request);
+        startingAgain.add(request.runId);
         continue;
       }
       const outcome = outcomes[i]!;
@@ -443,8 +448,8 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
     again = requests;
   } finally {
     release(first.definition.accountId, sandbox);
-    for (const { request, result } of settled) send({ kind: 'done', runId: request.runId, result });
-    for (const request of again) start(request);
+    for (const { request, result } of settled) ended(request.runId, result);
+    startInOrder(again);
   }
 }
 
@@ -466,22 +471,44 @@ pipe.on('data', (chunk: string) => {
   lines.push(chunk);
   const requests = received;
   received = [];
-  // By definition: one script text of one account.
-  const byScript = new Map<number, RunRequest[]>();
-  for (const request of requests) {
-    const group = byScript.get(request.definition.ref);
-    if (group) group.push(request);
-    else byScript.set(request.definition.ref, [request]);
-  }
-  for (const group of byScript.values()) {
-    const size = batchSize(group[0]!.definition.scriptId);
-    for (let i = 0; i < group.length; i += size) {
-      const batch = group.slice(i, i + size);
-      if (batch.length === 1) start(batch[0]!);
-      else void runBatch(batch);
-    }
+  for (const batch of batches(requests)) {
+    if (batch.length === 1) startInOrder(batch);
+    else void runBatch(batch);
   }
 });
+
+/**
+ * The runs of a chunk in batches of one script (by definition: one script text of one account), in the order
+ * received, as many as `batchSize` allows. A run that follows another (`after`) of its script in the chunk
+ * joins that one's batch, which runs them in order (up to twice the size); one that follows a run elsewhere,
+ * not ended, makes a batch of its own and waits for it (`startInOrder`).
+ */
+function batches(requests: readonly RunRequest[]): RunRequest[][] {
+  const done: RunRequest[][] = [];
+  /** The batch being filled per script, and where each run of the chunk went. */
+  const open = new Map<number, RunRequest[]>();
+  const batchOf = new Map<number, RunRequest[]>();
+  for (const request of requests) {
+    const ref = request.definition.ref;
+    const size = batchSize(request.definition.scriptId);
+    const before = request.after === undefined ? undefined : batchOf.get(request.after);
+    let batch: RunRequest[] | undefined;
+    if (before) {
+      if (before[0]!.definition.ref === ref && before.length < size * 2) batch = before;
+    } else if (request.after === undefined || !unfinished.has(request.after)) {
+      batch = open.get(ref);
+      if (!batch || batch.length >= size) open.set(ref, (batch = []));
+    }
+    if (!batch) {
+      done.push((batch = []));
+    } else if (batch.length === 0 && batch !== before) {
+      done.push(batch);
+    }
+    batch.push(request);
+    batchOf.set(request.runId, batch);
+  }
+  return done;
+}
 
 /**
  * How many runs of a script go in one batch: as many as take half an attempt's time by the script's average
@@ -498,19 +525,49 @@ function sandboxFailure(why: string, durationMs = 0): RunResult {
   return { status: 'failed', error: `sandbox error: ${why}`, line: null, logs: [], durationMs };
 }
 
+/** Runs received and not ended: a run that follows one of them waits for its end. */
+const unfinished = new Set<number>();
+/** Runs waiting for the run they follow to end, by its id. */
+const followers = new Map<number, RunRequest[]>();
+
+/** Runs on their own, in their order: one that follows a run not ended waits for it. */
+function startInOrder(requests: readonly RunRequest[]): void {
+  for (const request of requests) {
+    if (request.after !== undefined && unfinished.has(request.after)) {
+      const waiting = followers.get(request.after);
+      if (waiting) waiting.push(request);
+      else followers.set(request.after, [request]);
+    } else {
+      start(request);
+    }
+  }
+}
+
+/** A run has ended: its result goes to the service, and the run following it starts. */
+function ended(runId: number, result: RunResult): void {
+  send({ kind: 'done', runId, result });
+  unfinished.delete(runId);
+  const next = followers.get(runId);
+  if (next) {
+    followers.delete(runId);
+    startInOrder(next);
+  }
+}
+
 /** One run on its own; its result goes to the service. */
 function start(request: RunRequest): void {
   run(request).then(
-    (result) => send({ kind: 'done', runId: request.runId, result }),
-    (error: unknown) => send({ kind: 'done', runId: request.runId, result: sandboxFailure(String(error)) }),
+    (result) => ended(request.runId, result),
+    (error: unknown) => ended(request.runId, sandboxFailure(String(error))),
   );
 }
 
 function receive(message: ToWorker): void {
   if (message.kind === 'run') {
     const definition = scripts.get(message.script);
-    if (definition) received.push({ definition, runId: message.runId, eventJson: message.eventJson, globalsJson: message.globalsJson });
-    else send({ kind: 'done', runId: message.runId, result: sandboxFailure(`script ${message.script} was never sent`) });
+    unfinished.add(message.runId);
+    if (definition) received.push({ definition, runId: message.runId, eventJson: message.eventJson, globalsJson: message.globalsJson, after: message.after });
+    else ended(message.runId, sandboxFailure(`script ${message.script} was never sent`));
   } else if (message.kind === 'script') {
     scripts.set(message.ref, message);
   } else if (message.kind === 'forget') {
