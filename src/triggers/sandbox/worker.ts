@@ -15,6 +15,7 @@ import { BOOTSTRAP } from './bootstrap.js';
 import { clockReading, HostCalls, newRunState, type RunState } from './host-calls.js';
 import { LIMITS_ENV, type FromWorker, type RunLimits, type RunResult, type ScriptDefinition, type ToWorker } from './protocol.js';
 import { Outbox } from './outbox.js';
+import { RunOrder } from './run-order.js';
 import { LineReader, decodeToWorker, encodeFromWorker } from './wire.js';
 
 const MAX_LOG_LINES = 100;
@@ -390,7 +391,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   try {
     sandbox = await sandboxFor(first.definition.accountId, first);
   } catch {
-    startInOrder(requests);
+    order.startInOrder(requests);
     return;
   }
   let settled: { request: RunRequest; result: RunResult }[] = [];
@@ -449,9 +450,12 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   } finally {
     release(first.definition.accountId, sandbox);
     for (const { request, result } of settled) ended(request.runId, result);
-    startInOrder(again);
+    order.startInOrder(again);
   }
 }
+
+/** Which runs wait for which (sequences), and how runs received together are batched. */
+const order = new RunOrder<RunRequest>((request) => start(request));
 
 /** Script definitions by the service's number for them. */
 const scripts = new Map<number, ScriptDefinition>();
@@ -471,44 +475,11 @@ pipe.on('data', (chunk: string) => {
   lines.push(chunk);
   const requests = received;
   received = [];
-  for (const batch of batches(requests)) {
-    if (batch.length === 1) startInOrder(batch);
+  for (const batch of order.batches(requests, batchSize)) {
+    if (batch.length === 1) order.startInOrder(batch);
     else void runBatch(batch);
   }
 });
-
-/**
- * The runs of a chunk in batches of one script (by definition: one script text of one account), in the order
- * received, as many as `batchSize` allows. A run that follows another (`after`) of its script in the chunk
- * joins that one's batch, which runs them in order (up to twice the size); one that follows a run elsewhere,
- * not ended, makes a batch of its own and waits for it (`startInOrder`).
- */
-function batches(requests: readonly RunRequest[]): RunRequest[][] {
-  const done: RunRequest[][] = [];
-  /** The batch being filled per script, and where each run of the chunk went. */
-  const open = new Map<number, RunRequest[]>();
-  const batchOf = new Map<number, RunRequest[]>();
-  for (const request of requests) {
-    const ref = request.definition.ref;
-    const size = batchSize(request.definition.scriptId);
-    const before = request.after === undefined ? undefined : batchOf.get(request.after);
-    let batch: RunRequest[] | undefined;
-    if (before) {
-      if (before[0]!.definition.ref === ref && before.length < size * 2) batch = before;
-    } else if (request.after === undefined || !unfinished.has(request.after)) {
-      batch = open.get(ref);
-      if (!batch || batch.length >= size) open.set(ref, (batch = []));
-    }
-    if (!batch) {
-      done.push((batch = []));
-    } else if (batch.length === 0 && batch !== before) {
-      done.push(batch);
-    }
-    batch.push(request);
-    batchOf.set(request.runId, batch);
-  }
-  return done;
-}
 
 /**
  * How many runs of a script go in one batch: as many as take half an attempt's time by the script's average
@@ -525,33 +496,10 @@ function sandboxFailure(why: string, durationMs = 0): RunResult {
   return { status: 'failed', error: `sandbox error: ${why}`, line: null, logs: [], durationMs };
 }
 
-/** Runs received and not ended: a run that follows one of them waits for its end. */
-const unfinished = new Set<number>();
-/** Runs waiting for the run they follow to end, by its id. */
-const followers = new Map<number, RunRequest[]>();
-
-/** Runs on their own, in their order: one that follows a run not ended waits for it. */
-function startInOrder(requests: readonly RunRequest[]): void {
-  for (const request of requests) {
-    if (request.after !== undefined && unfinished.has(request.after)) {
-      const waiting = followers.get(request.after);
-      if (waiting) waiting.push(request);
-      else followers.set(request.after, [request]);
-    } else {
-      start(request);
-    }
-  }
-}
-
-/** A run has ended: its result goes to the service, and the run following it starts. */
+/** A run has ended: its result goes to the service, and the runs following it start. */
 function ended(runId: number, result: RunResult): void {
   send({ kind: 'done', runId, result });
-  unfinished.delete(runId);
-  const next = followers.get(runId);
-  if (next) {
-    followers.delete(runId);
-    startInOrder(next);
-  }
+  order.ended(runId);
 }
 
 /** One run on its own; its result goes to the service. */
@@ -565,7 +513,7 @@ function start(request: RunRequest): void {
 function receive(message: ToWorker): void {
   if (message.kind === 'run') {
     const definition = scripts.get(message.script);
-    unfinished.add(message.runId);
+    order.received(message.runId);
     if (definition) received.push({ definition, runId: message.runId, eventJson: message.eventJson, globalsJson: message.globalsJson, after: message.after });
     else ended(message.runId, sandboxFailure(`script ${message.script} was never sent`));
   } else if (message.kind === 'script') {
