@@ -302,14 +302,14 @@ export class DurableEventBus implements EventBus {
     for (;;) {
       const waiting = this.#waiting.get(partition);
       if (!waiting) return;
-      const most = this.#msPerEvent === undefined ? 1 : Math.max(1, Math.min(MAX_EVENTS_AT_ONCE, Math.floor(TURN_MS / this.#msPerEvent)));
+      const most = this.#turnSize();
       let count = 0;
       while (count < waiting.length && count < most && this.#mayRun(waiting[count]!.seq)) count++;
       if (count === 0) return;
       const taken = count === waiting.length ? waiting : waiting.splice(0, count);
       if (taken === waiting) this.#waiting.delete(partition);
       this.#inMemory -= count;
-      if (this.#spilled && !this.#reading && this.#inMemory <= this.#maxInMemory / 2) this.#readBack();
+      this.#readBackWhenHalfEmpty();
       const events = taken.map((stored) => stored.event);
       const started = performance.now();
       for (const consumer of this.#consumers) {
@@ -323,6 +323,17 @@ export class DurableEventBus implements EventBus {
       this.#msPerEvent = this.#msPerEvent === undefined ? msPerEvent : this.#msPerEvent * 0.9 + msPerEvent * 0.1;
       for (const stored of taken) this.#ack(stored.seq);
     }
+  }
+
+  /** How many waiting events a turn takes: as many as take about TURN_MS by the recent average, one until it is known. */
+  #turnSize(): number {
+    if (this.#msPerEvent === undefined) return 1;
+    return Math.max(1, Math.min(MAX_EVENTS_AT_ONCE, Math.floor(TURN_MS / this.#msPerEvent)));
+  }
+
+  /** Reads back events that wait in the store only once memory is half empty (and no read is under way). */
+  #readBackWhenHalfEmpty(): void {
+    if (this.#spilled && !this.#reading && this.#inMemory <= this.#maxInMemory / 2) this.#readBack();
   }
 
   /**
@@ -349,9 +360,9 @@ export class DurableEventBus implements EventBus {
         if (this.#readAgain) {
           this.#readAgain = false;
           this.catchUp();
-        } else if (this.#running && this.#spilled && this.#inMemory <= this.#maxInMemory / 2) {
-          // A turn took what was read while it read (turns take several events): nothing else starts the next read.
-          this.#readBack();
+        } else if (this.#running) {
+          // A turn may have taken what was read while it read (turns take several events): nothing else starts the next read.
+          this.#readBackWhenHalfEmpty();
         }
       }
     });

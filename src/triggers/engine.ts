@@ -92,7 +92,10 @@ export class TriggerEngine {
    * here between them. What fails for one event is logged, and the others go on.
    */
   async handleInOrder(events: readonly Event[]): Promise<void> {
-    if (events.length === 1) return void (await this.handle(events[0]!).catch((error: unknown) => this.#failed(error, events[0]!)));
+    if (events.length === 1) {
+      await this.handle(events[0]!).catch((error: unknown) => this.#failed(error, events[0]!));
+      return;
+    }
     const sequence = new RunSequence();
     const runs: Promise<unknown>[] = [];
     for (const event of events) {

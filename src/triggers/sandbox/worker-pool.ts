@@ -150,7 +150,7 @@ export class WorkerPool implements ScriptRunner {
     const runId = this.#nextRunId++;
     const tail = run.sequence?.tail as SequenceTail | undefined;
     // A worker replaced since has ended every run of the one before (they failed with it).
-    const after = tail && tail.worker === worker && this.#unended(tail.runId) ? tail.runId : undefined;
+    const after = tail && tail.worker === worker && this.#flightOf(tail.runId) ? tail.runId : undefined;
     const done = new Promise<RunResult>((resolve) => {
       if (after === undefined) this.#inFlight.set(runId, { resolve, host: run.host, worker, deadline: this.#deadline() });
       else {
@@ -167,9 +167,9 @@ export class WorkerPool implements ScriptRunner {
     return performance.now() + this.#options.limits.wallTimeoutMs + STUCK_GRACE_MS;
   }
 
-  /** Whether a run given out has not ended yet (running, waiting in its worker, or following another). */
-  #unended(runId: number): boolean {
-    return this.#inFlight.has(runId) || this.#waiting.has(runId);
+  /** A run given out that has not ended yet: running, waiting in its worker, or following another. */
+  #flightOf(runId: number): Omit<InFlight, 'deadline'> | undefined {
+    return this.#inFlight.get(runId) ?? this.#waiting.get(runId);
   }
 
   /**
@@ -300,7 +300,7 @@ export class WorkerPool implements ScriptRunner {
       this.#finish(message.runId, message.result);
       return;
     }
-    const flight = this.#inFlight.get(message.runId) ?? this.#waiting.get(message.runId);
+    const flight = this.#flightOf(message.runId);
     if (!flight) return;
     let args: unknown[];
     try {
@@ -319,7 +319,7 @@ export class WorkerPool implements ScriptRunner {
   }
 
   #finish(runId: number, result: RunResult): void {
-    const flight = this.#inFlight.get(runId) ?? this.#waiting.get(runId);
+    const flight = this.#flightOf(runId);
     if (!flight) return;
     this.#inFlight.delete(runId);
     this.#waiting.delete(runId);
