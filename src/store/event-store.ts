@@ -1,9 +1,10 @@
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, type Transaction } from 'kysely';
 import type { Event } from '../events/event.js';
+import { dataJsonOf, rememberDataJson } from '../events/event-json.js';
 import { shardOf } from '../events/shards.js';
 import type { EventStore, HistoryQuery, StoredEvent, StreamQuery } from '../events/event-store.js';
-import { fromJson, toJson, type EventsTable, type Schema } from './schema.js';
+import { fromJson, type EventsTable, type Schema } from './schema.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 import { firstSeqAtOrAfter } from './seq-bound.js';
 import { deleteSeqsBelow, toIso, toMs } from './sql.js';
@@ -248,7 +249,7 @@ export async function insertEvents(trx: Transaction<Schema>, events: readonly Ev
           endpoint_id: event.endpointId,
           endpoint_key: event.endpointKey,
           time: toMs(event.time),
-          data: toJson(event.data),
+          data: dataJsonOf(event),
           bus_shard: shardOf(event),
         })),
       )
@@ -262,17 +263,17 @@ export async function insertEvents(trx: Transaction<Schema>, events: readonly Ev
 }
 
 export function toStored(row: Selectable<EventsTable>): StoredEvent {
-  return {
-    seq: Number(row.seq),
-    event: {
-      id: row.id,
-      type: row.type,
-      accountId: row.account_id,
-      serviceId: row.service_id,
-      endpointId: row.endpoint_id,
-      endpointKey: row.endpoint_key,
-      time: toIso(row.time),
-      data: fromJson<unknown>(row.data),
-    },
+  const event: Event = {
+    id: row.id,
+    type: row.type,
+    accountId: row.account_id,
+    serviceId: row.service_id,
+    endpointId: row.endpoint_id,
+    endpointKey: row.endpoint_key,
+    time: toIso(row.time),
+    data: fromJson<unknown>(row.data),
   };
+  // Both dialects hand JSON over as text (database.ts): the data's JSON need not be made again for a script.
+  if (typeof row.data === 'string') rememberDataJson(event, row.data);
+  return { seq: Number(row.seq), event };
 }

@@ -40,6 +40,7 @@ import { importJobs } from './migrations/0042-import-jobs.js';
 import { busShards } from './migrations/0043-bus-shards.js';
 import { heardNode } from './migrations/0044-heard-node.js';
 import { fotaJobNode } from './migrations/0045-fota-job-node.js';
+import { leanExecutions } from './migrations/0046-lean-executions.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -84,6 +85,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0043-bus-shards': busShards(),
     '0044-heard-node': heardNode(),
     '0045-fota-job-node': fotaJobNode(),
+    '0046-lean-executions': leanExecutions(database.dialect),
   };
 }
 

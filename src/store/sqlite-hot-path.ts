@@ -2,6 +2,7 @@ import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { PresenceChange } from '../domain/endpoints.js';
 import type { Event } from '../events/event.js';
+import { dataJsonOf } from '../events/event-json.js';
 import type { Execution } from '../triggers/executions.js';
 import type { Schema } from './schema.js';
 import { toJson } from './schema.js';
@@ -113,7 +114,7 @@ export class SqliteHotPath {
           event.endpointId,
           event.endpointKey,
           toMs(event.time),
-          toJson(event.data),
+          dataJsonOf(event),
         );
         return Number(lastInsertRowid);
       }),

@@ -6,6 +6,7 @@ import { newSortableId } from '../domain/ids.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-depth.js';
 import { isoTime } from '../domain/time.js';
 import type { Event } from '../events/event.js';
+import { eventJsonOf } from '../events/event-json.js';
 import type { EventBus } from '../events/event-bus.js';
 
 import type { Execution } from './executions.js';
@@ -191,6 +192,7 @@ export class TriggerEngine {
       scriptName: script.scriptName,
       script: trigger.script,
       event,
+      eventJson: eventJsonOf(event),
       globals: script.globals,
       namespaces: this.#names,
       sequence,

@@ -120,6 +120,7 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       }
     },
   ],
+  ['0046-lean-executions', async () => {}],
 ];
 
 /**

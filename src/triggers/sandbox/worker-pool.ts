@@ -16,6 +16,8 @@ export interface ScriptRun {
   readonly script: string;
   /** The run's `event` (JSON-able). */
   readonly event: unknown;
+  /** `event`'s JSON when the caller has it (the trigger engine's events: src/events/event-json.ts). */
+  readonly eventJson?: string | undefined;
   /**
    * Its other global variables (JSON-able; none is named `event`). Pass the same object to every run of a
    * script, and do not change it: its JSON is made once per object.
@@ -138,7 +140,7 @@ export class WorkerPool implements ScriptRunner {
     let eventJson: string;
     let globalsJson: string;
     try {
-      eventJson = JSON.stringify(run.event ?? null);
+      eventJson = run.eventJson ?? JSON.stringify(run.event ?? null);
       globalsJson = run.globals === undefined ? '{}' : jsonOnce(run.globals);
     } catch (error) {
       return Promise.resolve(failed(`the event or a global variable is not JSON: ${error instanceof Error ? error.message : String(error)}`));

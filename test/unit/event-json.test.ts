@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createEvent } from '../../src/events/event.js';
+import { dataJsonOf, eventJsonOf } from '../../src/events/event-json.js';
+import { toStored } from '../../src/store/event-store.js';
+
+/** Text a device can send: framing characters, quotes, escapes, astral and line-separator characters. */
+const AWKWARD = 'tab\there\nnew line\r\n"quoted" \\back\\slash \u2028\u2029 \u{1F600} \u0000 end';
+
+describe('event JSON made once', () => {
+  const events = [
+    createEvent({ type: 'mqtt-publish', accountId: 'acc-1', serviceId: 'svc-1', endpointId: 'ep-1', endpointKey: AWKWARD, data: { topic: 'a/b', text: AWKWARD, n: 1.5, list: [1, null, { deep: true }] } }),
+    createEvent({ type: AWKWARD, accountId: 'acc-1' }),
+    createEvent({ type: 'custom', accountId: 'acc-1', data: AWKWARD }),
+    createEvent({ type: 'custom', accountId: 'acc-1', data: 0 }),
+  ];
+
+  it('gives what JSON.stringify gives for the event and its data, awkward text included', () => {
+    for (const event of events) {
+      assert.equal(eventJsonOf(event), JSON.stringify(event));
+      assert.equal(dataJsonOf(event), JSON.stringify(event.data));
+      assert.deepEqual(JSON.parse(eventJsonOf(event)), event);
+    }
+  });
+
+  it('makes the data JSON once per event object', () => {
+    const event = events[0]!;
+    const first = dataJsonOf(event);
+    assert.equal(dataJsonOf(event), first);
+    // The same string object: nothing was made again.
+    assert.ok(Object.is(dataJsonOf(event), first));
+  });
+
+  it('takes an event read back from storage with its stored data text', () => {
+    const stored = toStored({ seq: 4, id: 'ev-1', account_id: 'acc-1', type: 'udp-message', service_id: null, endpoint_id: 'ep-1', endpoint_key: 'k', time: 1_700_000_000_000, data: '{"payload":"0a0b","text":"x\\ty"}', bus_shard: 0 });
+    assert.equal(dataJsonOf(stored.event), '{"payload":"0a0b","text":"x\\ty"}');
+    assert.equal(eventJsonOf(stored.event), JSON.stringify(stored.event));
+  });
+});
