@@ -1,6 +1,5 @@
 import { sql, type Kysely } from 'kysely';
 import type { AccountControl, AdminStore, EndpointLocation, EventLag, RecentRuns, TableSize } from '../admin/model.js';
-import { EXECUTIONS_SCHEMA } from './execution-writer.js';
 import type { Schema } from './schema.js';
 import { toIso } from './sql.js';
 
@@ -153,10 +152,7 @@ export class SqlAdminStore implements AdminStore {
     const deadline = Date.now() + budgetMs;
     let bytes = new Map<string, number>();
     try {
-      // The main file's tables, and the execution records' own file (migration 0047).
-      const { rows } = await sql<{ name: string; bytes: number }>`
-        select name, sum(pgsize) as bytes from dbstat('main') group by name
-        union all select name, sum(pgsize) as bytes from dbstat(${sql.lit(EXECUTIONS_SCHEMA)}) group by name`.execute(this.#db);
+      const { rows } = await sql<{ name: string; bytes: number }>`select name, sum(pgsize) as bytes from dbstat group by name`.execute(this.#db);
       bytes = new Map(rows.map((row) => [row.name, Number(row.bytes)]));
     } catch {
       // Built without SQLITE_ENABLE_DBSTAT_VTAB: no sizes, rows only.

@@ -5,7 +5,6 @@ import { Kysely, PostgresDialect, type LogEvent, type SqliteDatabase, type Sqlit
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { EXECUTIONS_FILE, EXECUTIONS_SCHEMA, ExecutionWriter } from './execution-writer.js';
 import { FairSqliteDialect } from './fair-sqlite-dialect.js';
 import type { Schema } from './schema.js';
 import { SqliteHotPath } from './sqlite-hot-path.js';
@@ -73,18 +72,10 @@ function openSqlite(dataDir: string, logger?: Logger): Database {
   sqlite.pragma('busy_timeout = 5000');
   // Makes LIKE case-sensitive, as on PostgreSQL, so key-prefix search means the same on both.
   sqlite.pragma('case_sensitive_like = ON');
-  // The trigger execution records, in a file of their own written by a thread of its own (execution-writer.ts,
-  // migration 0047); queries name `executions` alone and SQLite finds it there.
-  const executionsFile = path.join(dataDir, EXECUTIONS_FILE);
-  sqlite.prepare(`attach database ? as ${EXECUTIONS_SCHEMA}`).run(executionsFile);
-  sqlite.pragma(`${EXECUTIONS_SCHEMA}.journal_mode = WAL`);
-  sqlite.pragma(`${EXECUTIONS_SCHEMA}.synchronous = NORMAL`);
-  const executionWriter = new ExecutionWriter(executionsFile, logger);
   const queries = queryLog();
   const db = new Kysely<Schema>({ dialect: new FairSqliteDialect({ database: withStatementCache(sqlite) }), log: queries.log });
   const checkpointer = startWalCheckpointer(file, logger);
   const close = async () => {
-    await executionWriter.stop();
     await checkpointer.stop();
     await db.destroy();
   };
@@ -96,7 +87,7 @@ function openSqlite(dataDir: string, logger?: Logger): Database {
     location: file,
     sqlite,
     get hot() {
-      return (hot ??= new SqliteHotPath(db, sqlite, executionWriter));
+      return (hot ??= new SqliteHotPath(db, sqlite));
     },
     onQuery: queries.onQuery,
     close,

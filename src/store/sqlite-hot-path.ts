@@ -4,7 +4,6 @@ import type { PresenceChange } from '../domain/endpoints.js';
 import type { Event } from '../events/event.js';
 import { dataJsonOf } from '../events/event-json.js';
 import type { Execution } from '../triggers/executions.js';
-import type { ExecutionRow, ExecutionWriter } from './execution-writer.js';
 import type { Schema } from './schema.js';
 import { toJson } from './schema.js';
 import { toMs } from './sql.js';
@@ -12,8 +11,7 @@ import { toMs } from './sql.js';
 /**
  * How long a write nobody waits on (an execution record, the handled cursor) may wait for company before it
  * commits. A commit writes every page it touched (the last leaf of each table and index, at least), so the
- * records of 10 ms commit in one transaction for about the cost of one tick's (the execution records in their
- * writer's thread, the cursor here).
+ * records of 10 ms commit in one transaction for about the cost of one tick's.
  */
 const LAZY_MS = 10;
 
@@ -34,35 +32,37 @@ interface Queue {
  * recording trigger executions. Under load these are most of the service's work, so on SQLite they skip
  * the query builder (prepared statements, bound once) and what is written meanwhile commits in ONE
  * transaction: a commit costs more than a dozen row inserts. Accepted events commit at the next turn of
- * the event loop (someone waits for them); the handled cursor within LAZY_MS, in a transaction of its own. The
- * execution records go to their own file, written by a thread of its own (execution-writer.ts), in batches of
- * LAZY_MS; a cursor is saved once the records made before it are committed, so it never commits ahead of the
- * records of the events it covers (those events committed before they were handled).
+ * the event loop (someone waits for them); execution records and the handled cursor within LAZY_MS, in
+ * their own transaction and in the order they were made, so the cursor never commits ahead of the records
+ * of the events it covers (those events committed before they were handled).
  */
 export class SqliteHotPath {
   readonly #db: Kysely<Schema>;
   readonly #sqlite: SQLite.Database;
   readonly #urgent: Queue = { pending: [], scheduled: false };
   readonly #lazy: Queue = { pending: [], scheduled: false };
-  readonly #executionWriter: ExecutionWriter;
-  /** Executions recorded within the last LAZY_MS, handed to the writer together. */
-  #executions: { readonly rows: ExecutionRow[]; readonly done: Promise<void> } | undefined;
+  /** Executions recorded since the last lazy commit began, written by one pending write. */
+  #executions: { readonly rows: Execution[]; readonly done: Promise<void> } | undefined;
   readonly #insertEvent: SQLite.Statement;
   readonly #saveCursor: SQLite.Statement;
+  readonly #insertExecution: SQLite.Statement;
   readonly #presence: SQLite.Statement;
   readonly #presenceAndDetails: SQLite.Statement;
   /** Statements of `execute`, by SQL text (a few fixed ones: its callers pass constants). */
   readonly #statements = new Map<string, SQLite.Statement>();
 
-  constructor(db: Kysely<Schema>, sqlite: SQLite.Database, executionWriter: ExecutionWriter) {
+  constructor(db: Kysely<Schema>, sqlite: SQLite.Database) {
     this.#db = db;
     this.#sqlite = sqlite;
-    this.#executionWriter = executionWriter;
     this.#insertEvent = sqlite.prepare(
       'insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data) values (?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.#saveCursor = sqlite.prepare(
       "insert into event_cursor (name, handled_through) values ('bus', ?) on conflict (name) do update set handled_through = max(handled_through, excluded.handled_through)",
+    );
+    this.#insertExecution = sqlite.prepare(
+      'insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)' +
+        ' values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     // Heard-from is replaced only when the protocol knows it (both or neither).
     const presence = 'update endpoints set state = ?, last_seen_at = ?, missing_after = ?, heard_protocol = coalesce(?, heard_protocol), heard_addr = coalesce(?, heard_addr)';
@@ -121,40 +121,50 @@ export class SqliteHotPath {
     );
   }
 
-  /**
-   * Saves the cursor once the execution records made before it are committed (or failed: a record that cannot be
-   * written is lost either way, and logged by its caller).
-   */
-  async saveHandledThrough(seq: number): Promise<void> {
-    const records = this.#executions?.done.catch(() => undefined) ?? this.#executionWriter.flushed();
-    await records;
-    await this.#write(() => {
+  saveHandledThrough(seq: number): Promise<void> {
+    return this.#write(() => {
       this.#saveCursor.run(seq);
     }, false);
   }
 
   /**
-   * Records one execution: it joins those recorded within the last LAZY_MS, handed to the writer together (in
-   * order: the writer commits its batches in the order given).
+   * Records one execution: it joins the executions recorded since the last lazy commit began (one write in
+   * the queue, at the place of the first of them), so it commits no later than anything written after it.
    */
   recordExecution(execution: Execution): Promise<void> {
     if (this.#executions) {
-      this.#executions.rows.push(rowOf(execution));
+      this.#executions.rows.push(execution);
       return this.#executions.done;
     }
-    const rows = [rowOf(execution)];
-    const done = new Promise<void>((resolve, reject) =>
-      setTimeout(() => {
-        this.#executions = undefined;
-        this.#executionWriter.write(rows).then(resolve, reject);
-      }, LAZY_MS),
-    );
+    const rows = [execution];
+    const done = this.#write(() => this.#insertExecutions(rows), false);
     this.#executions = { rows, done };
     return done;
   }
 
   recordExecutions(executions: readonly Execution[]): Promise<void> {
-    return Promise.all(executions.map((execution) => this.recordExecution(execution))).then(() => undefined);
+    return this.#write(() => this.#insertExecutions(executions), false);
+  }
+
+  #insertExecutions(executions: readonly Execution[]): void {
+    for (const execution of executions) {
+      this.#insertExecution.run(
+        execution.id,
+        execution.accountId,
+        execution.triggerId,
+        execution.eventId,
+        execution.eventType,
+        toMs(execution.startedAt),
+        execution.durationMs,
+        execution.status,
+        execution.error,
+        execution.line,
+        execution.logs.length === 0 ? '[]' : toJson(execution.logs),
+        execution.test ? 1 : 0,
+        isEmpty(execution.context) ? '{}' : toJson(execution.context),
+        execution.groups.length === 0 ? '[]' : toJson(execution.groups),
+      );
+    }
   }
 
   #write<T>(work: () => T, urgent = true): Promise<T> {
@@ -172,6 +182,8 @@ export class SqliteHotPath {
     const batch = queue.pending;
     queue.pending = [];
     queue.scheduled = false;
+    // Executions recorded from now on are written by the next lazy commit.
+    if (queue === this.#lazy) this.#executions = undefined;
     if (batch.length === 0) return;
     // Kysely's connection lock: no query-builder transaction is open on the connection meanwhile.
     await this.#db
@@ -195,25 +207,6 @@ export class SqliteHotPath {
         for (const item of batch) item.reject(error);
       });
   }
-}
-
-function rowOf(execution: Execution): ExecutionRow {
-  return [
-    execution.id,
-    execution.accountId,
-    execution.triggerId,
-    execution.eventId,
-    execution.eventType,
-    toMs(execution.startedAt),
-    execution.durationMs,
-    execution.status,
-    execution.error,
-    execution.line,
-    execution.logs.length === 0 ? '[]' : toJson(execution.logs),
-    execution.test ? 1 : 0,
-    isEmpty(execution.context) ? '{}' : toJson(execution.context),
-    execution.groups.length === 0 ? '[]' : toJson(execution.groups),
-  ];
 }
 
 /** Most runs add no context: its JSON is then known without serialising it. */

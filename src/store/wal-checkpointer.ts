@@ -6,10 +6,9 @@
  * checkpoints every CHECKPOINT_MS while the service writes on; the autocheckpoint stays as the safety net
  * (it finds the log copied already, or takes over if this thread is gone).
  */
-import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import type { Logger } from 'pino';
-import { startModuleThread } from './store-thread.js';
 
 /**
  * How often: each pass copies the newest version of every page written since the one before, so frequent
@@ -35,8 +34,11 @@ export interface WalCheckpointer {
 /** Starts checkpointing `file` (a SQLite database in WAL mode) from a worker thread. */
 export function startWalCheckpointer(file: string, logger?: Logger): WalCheckpointer {
   const data: CheckpointerData = { kind: 'wal-checkpointer', file };
-  // This module is the thread's code too.
-  const worker = startModuleThread(import.meta.url, data);
+  // This module is the thread's code too. From source (tests, `npm run dev`) it is TypeScript: a worker
+  // thread gets no loader from `--import tsx` on Node 20, so it registers tsx itself first.
+  const worker = import.meta.url.endsWith('.ts')
+    ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(import.meta.url)}))`, { eval: true, workerData: data })
+    : new Worker(new URL(import.meta.url), { workerData: data });
   let running = true;
   worker.on('error', (error) => logger?.error({ err: error }, 'WAL checkpoint thread failed; commits checkpoint the log themselves'));
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

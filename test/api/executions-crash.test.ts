@@ -5,10 +5,9 @@ import { fuzzAccount, poll, type FuzzService } from '../helpers/fuzz.js';
 import { DIALECTS } from '../helpers/service.js';
 
 /**
- * Execution records across kill -9 (on SQLite they are written by a thread of their own into a file of their own):
- * a record the API listed is still there after the process is killed, and every event accepted before the kill
- * ends with its record — handled before (its record committed no later than the cursor that covers it) or after
- * the restart (events past the cursor run again).
+ * Execution records across kill -9: a record the API listed is still there after the process is killed, and every
+ * event accepted before the kill ends with its record — handled before (its record committed no later than the
+ * cursor that covers it) or after the restart (events past the cursor run again).
  */
 for (const dialect of DIALECTS) {
   describe(`execution records across kill -9 (${dialect.name})`, { skip: dialect.skip }, () => {

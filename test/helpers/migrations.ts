@@ -121,8 +121,6 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
     },
   ],
   ['0046-lean-executions', async () => {}],
-  // Runs again and moves the table when the main file has one (a test's older shape), else changes nothing.
-  ['0047-executions-file', async () => {}],
 ];
 
 /**

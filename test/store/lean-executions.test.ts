@@ -9,10 +9,10 @@ import { rewindMigrations } from '../helpers/migrations.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
 
 /**
- * Migrations 0046 and 0047: the executions table without the unique index on `id` (and, on SQLite, without
- * AUTOINCREMENT, in a file of its own written by a thread of its own). A database of the release before, with
- * executions recorded, is upgraded while the service runs: every record keeps its seq and fields, the service
- * records on after it (numbered past the highest), and each account still sees only its own.
+ * Migration 0046: the executions table without the unique index on `id` (and, on SQLite, without AUTOINCREMENT).
+ * A database of the release before, with executions recorded, is upgraded while the service runs: every record
+ * keeps its seq and fields, the service records on after it (numbered past the highest), and each account still
+ * sees only its own.
  */
 for (const dialect of DIALECTS) {
   describe(`executions table upgrade (${dialect.name})`, { skip: dialect.skip }, () => {
@@ -61,10 +61,7 @@ for (const dialect of DIALECTS) {
     const rows = async () =>
       (await sql<Record<string, unknown>>`select * from executions order by seq`.execute(other.db)).rows.map((row) => ({ ...row, seq: Number(row.seq), started_at: Number(row.started_at) }));
 
-    /**
-     * The executions table as 0003/0004 made it (on SQLite in the main file); forgets 0046 and undoes later ones →
-     * the migrations to apply.
-     */
+    /** The executions table as 0003/0004 made it; forgets 0046 and undoes later ones → the migrations to apply. */
     async function rewind(): Promise<string[]> {
       if (dialect.name === 'postgres') {
         await sql`alter table executions add constraint executions_id_key unique (id)`.execute(other.db);
@@ -91,36 +88,26 @@ for (const dialect of DIALECTS) {
           where c.conrelid = 'executions'::regclass and c.contype in ('u', 'p') and c.conkey = array[a.attnum]`.execute(other.db);
         return rows.map((row) => row.name);
       }
-      const { rows } = await sql<{ name: string }>`select name from pragma_index_list('executions', ${schemaOf()}) where "unique" = 1`.execute(other.db);
+      const { rows } = await sql<{ name: string }>`select name from pragma_index_list('executions') where "unique" = 1`.execute(other.db);
       return rows.map((row) => row.name);
     }
-
-    /** The file the SQLite table is in: `executions_db` once 0047 moved it, `main` before. */
-    const schemaOf = () => (movedOut ? 'executions_db' : 'main');
-    let movedOut = true;
 
     it('keeps every record and its seq, drops the unique index on id, and the service records on past the highest seq', async () => {
       await run(a, triggerA, 0, 3, 3);
       await run(b, triggerB, 0, 2, 2);
       const expected = await rewind();
-      movedOut = false;
       assert.deepEqual(await uniqueOnId(), dialect.name === 'postgres' ? ['executions_id_key'] : ['sqlite_autoindex_executions_1'], 'the old shape, rewound');
       const before = await rows();
       assert.equal(before.length, 5);
 
       assert.deepEqual(await migrateToLatest(other), expected);
-      movedOut = true;
       assert.deepEqual(await rows(), before, 'every record, seq and field as it was');
       assert.deepEqual(await uniqueOnId(), []);
       if (dialect.name === 'sqlite') {
-        const { rows: table } = await sql<{ sql: string }>`select sql from executions_db.sqlite_master where type = 'table' and name = 'executions'`.execute(other.db);
+        const { rows: table } = await sql<{ sql: string }>`select sql from sqlite_master where type = 'table' and name = 'executions'`.execute(other.db);
         assert.doesNotMatch(table[0]!.sql, /autoincrement/i);
-        const { rows: indexes } = await sql<{ name: string }>`select name from pragma_index_list('executions', 'executions_db') order by name`.execute(other.db);
+        const { rows: indexes } = await sql<{ name: string }>`select name from pragma_index_list('executions') order by name`.execute(other.db);
         assert.deepEqual(indexes.map((index) => index.name), ['executions_account', 'executions_trigger']);
-        const { rows: inMain } = await sql`select name from main.sqlite_master where name like 'executions%'`.execute(other.db);
-        assert.deepEqual(inMain, [], 'nothing of it left in the main file');
-        const { rows: file } = await sql<{ file: string }>`select file from pragma_database_list where name = 'executions_db'`.execute(other.db);
-        assert.match(file[0]!.file, /iotbridge-executions\.sqlite$/);
       }
       // Run again (a crash between its commit and the migrator's record of it): nothing changes.
       assert.deepEqual(await rewindMigrations(other.db, ['0046-lean-executions']), expected);
