@@ -14,23 +14,18 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export const accountGuardPlugin = fp<{ admin: SuperAdmin }>(
   async (app: FastifyInstance, { admin }) => {
-    // A callback hook: it decides synchronously, and an async one cost every request a promise and a turn.
-    app.addHook('onRequest', (request, _reply, done) => done(refusalOf(request, admin)));
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      const scope = request.scope as Scope | null;
+      if (!scope) return;
+      const { principal } = scope;
+      if (!READS.has(request.method) && !principal.superAdmin && !request.routeOptions.url?.startsWith('/auth/')) {
+        if (admin.suspension.isSuspended(scope.accountId) || admin.suspension.isSuspended(principal.accountId)) throw new AppError('IOTB_ACCOUNT_SUSPENDED');
+      }
+      if (request.method === 'POST' && request.routeOptions.url === '/events' && !admin.limits.admitEvents(scope.accountId)) {
+        admin.limits.noteRefused(scope.accountId, 'api');
+        throw new AppError('IOTB_ACCOUNT_EVENT_RATE', undefined, { eventsPerSecond: admin.limits.get(scope.accountId).eventsPerSecond });
+      }
+    });
   },
   { name: 'iotbridge-account-guard', dependencies: ['iotbridge-auth'] },
 );
-
-/** Why the call is refused (a suspension, the account's event rate), or undefined when it may go on. */
-function refusalOf(request: FastifyRequest, admin: SuperAdmin): AppError | undefined {
-  const scope = request.scope as Scope | null;
-  if (!scope) return undefined;
-  const { principal } = scope;
-  if (!READS.has(request.method) && !principal.superAdmin && !request.routeOptions.url?.startsWith('/auth/')) {
-    if (admin.suspension.isSuspended(scope.accountId) || admin.suspension.isSuspended(principal.accountId)) return new AppError('IOTB_ACCOUNT_SUSPENDED');
-  }
-  if (request.method === 'POST' && request.routeOptions.url === '/events' && !admin.limits.admitEvents(scope.accountId)) {
-    admin.limits.noteRefused(scope.accountId, 'api');
-    return new AppError('IOTB_ACCOUNT_EVENT_RATE', undefined, { eventsPerSecond: admin.limits.get(scope.accountId).eventsPerSecond });
-  }
-  return undefined;
-}

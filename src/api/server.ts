@@ -136,11 +136,9 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   if (licence) addLicenceHeader(app, licence);
   closeSilentConnectionsOnStop(app);
   // Storing JSON nested thousands deep overflowed the stack (500); it is refused as it comes in.
-  // A callback hook, as the other synchronous ones: an async hook costs every request a promise and a turn.
-  app.addHook('preValidation', (request, _reply, done) => {
+  app.addHook('preValidation', async (request) => {
     // A streamed body (an import document) is checked item by item as it is read.
-    if (!(request.body instanceof Readable) && nestsDeeperThan(request.body)) done(new AppError('IOTB_REQUEST_VALIDATION', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
-    else done();
+    if (!(request.body instanceof Readable) && nestsDeeperThan(request.body)) throw new AppError('IOTB_REQUEST_VALIDATION', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   });
 
   await app.register(swagger, {

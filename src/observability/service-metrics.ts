@@ -124,11 +124,10 @@ export class ServiceMetrics {
 
   /** Counts and times every HTTP request by its route pattern (`/endpoints/:ref`), never by its raw path. */
   observeHttp(app: FastifyInstance): void {
-    app.addHook('onResponse', (request, reply, done) => {
+    app.addHook('onResponse', async (request, reply) => {
       const route = request.routeOptions.url ?? 'unmatched';
       this.#httpRequests.inc({ method: request.method, route, status_code: String(reply.statusCode) });
       this.#httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-      done();
     });
   }
 
