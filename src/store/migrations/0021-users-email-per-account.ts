@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { DialectName } from '../database.js';
+import { dropPostgresUniqueOn } from './postgres-constraints.js';
 
 /**
  * A user's email is unique within its account (`users_account_email`), no longer platform-wide: creating a user
@@ -34,12 +35,8 @@ export function usersEmailPerAccount(dialect: DialectName): Migration {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function alterPostgresUsers(db: Kysely<any>): Promise<void> {
-  // Every unique constraint on `email` alone, found in the catalogue rather than by name (0001 left the name to
-  // PostgreSQL: `users_email_key`).
-  const { rows } = await sql<{ name: string }>`
-    select c.conname as name from pg_constraint c join pg_attribute a on a.attrelid = c.conrelid and a.attname = 'email'
-    where c.conrelid = 'users'::regclass and c.contype = 'u' and c.conkey = array[a.attnum]`.execute(db);
-  for (const { name } of rows) await sql`alter table users drop constraint ${sql.id(name)}`.execute(db);
+  // 0001 left the name of the unique constraint on `email` to PostgreSQL (`users_email_key`).
+  await dropPostgresUniqueOn(db, 'users', 'email');
   const { rows: present } = await sql`select 1 from pg_constraint where conrelid = 'users'::regclass and conname = 'users_account_email'`.execute(db);
   if (present.length === 0) await sql`alter table users add constraint users_account_email unique (account_id, email)`.execute(db);
   await db.schema.createIndex('users_email').ifNotExists().on('users').columns(['email', 'created_at', 'id']).execute();

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { DialectName } from '../database.js';
+import { dropPostgresUniqueOn } from './postgres-constraints.js';
 
 /**
  * An execution record is written for every trigger run, under load the most frequent write after the event
@@ -22,18 +23,10 @@ export function leanExecutions(dialect: DialectName): Migration {
   return {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     async up(db: Kysely<any>) {
-      if (dialect === 'postgres') await dropPostgresIdConstraint(db);
+      if (dialect === 'postgres') await dropPostgresUniqueOn(db, 'executions', 'id');
       else await rebuildSqliteExecutions(db);
     },
   };
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function dropPostgresIdConstraint(db: Kysely<any>): Promise<void> {
-  const { rows } = await sql<{ name: string }>`
-    select c.conname as name from pg_constraint c join pg_attribute a on a.attrelid = c.conrelid and a.attname = 'id'
-    where c.conrelid = 'executions'::regclass and c.contype = 'u' and c.conkey = array[a.attnum]`.execute(db);
-  for (const { name } of rows) await sql`alter table executions drop constraint ${sql.id(name)}`.execute(db);
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
