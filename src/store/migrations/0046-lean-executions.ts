@@ -6,8 +6,8 @@ import { dropPostgresUniqueOn } from './postgres-constraints.js';
  * An execution record is written for every trigger run, under load the most frequent write after the event
  * itself, and two of its costs bought nothing: the unique index on `id` (no query looks an execution up by it;
  * ids are random and sortable, so unique without it) and, on SQLite, AUTOINCREMENT (a second write per row, to
- * `sqlite_sequence`). Timed alone on one table (docs/performance.md, session 26): 6.5–6.9 µs a row before,
- * 5.0–5.2 µs without both.
+ * `sqlite_sequence`). Timed alone on one table (docs/performance.md, session 26): 6.5–8.3 µs a row before,
+ * 4.5–5.3 µs without both; inside the service's hot path ~2 µs less a record.
  *
  * Without AUTOINCREMENT, SQLite numbers a row one past the highest seq present: retention deletes the lowest
  * seqs, so numbers only start again from 1 once every record is gone (nothing keeps an execution's seq: pages
