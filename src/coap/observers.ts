@@ -21,7 +21,7 @@ export interface Observer {
 /** The registry's own view of an observer. */
 export interface ObserverEntry extends Observer {
   readonly peerKey: string;
-  /** Method and resource, as block-wise state is keyed (see CoapEndpoint). */
+  /** Method and resource, as block-wise state is keyed (see IncomingRequests, ServerResponses). */
   readonly requestKey: string;
   /** Size of the registration datagram: bounds notifications until the peer is verified (RFC 7252 11.3). */
   readonly requestSize: number;
