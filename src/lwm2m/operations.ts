@@ -1,4 +1,5 @@
-import { AppError } from '../errors.js';
+import type { CoapMessage } from '../coap/index.js';
+import { AppError, type ErrorCode } from '../errors.js';
 import type { JsonRecord } from './json-values.js';
 import { parsePath, type Lwm2mPath } from './model.js';
 
@@ -83,4 +84,22 @@ export function checkedPath(request: OperationRequest): Lwm2mPath {
 
 export function invalid(message: string): AppError {
   return new AppError('IOTB_LWM2M_REQUEST_INVALID', message);
+}
+
+const ERROR_BY_CODE: Record<string, ErrorCode> = {
+  '4.00': 'IOTB_LWM2M_DEVICE_BAD_REQUEST',
+  '4.01': 'IOTB_LWM2M_DEVICE_REFUSED',
+  '4.03': 'IOTB_LWM2M_DEVICE_REFUSED',
+  '4.04': 'IOTB_LWM2M_DEVICE_NOT_FOUND',
+  '4.05': 'IOTB_LWM2M_DEVICE_NOT_ALLOWED',
+  '4.06': 'IOTB_LWM2M_DEVICE_FORMAT',
+  '4.15': 'IOTB_LWM2M_DEVICE_FORMAT',
+};
+
+/** The `IOTB_LWM2M_*` error of a device's error answer. */
+export function deviceError(response: CoapMessage): AppError {
+  return new AppError(ERROR_BY_CODE[response.code] ?? 'IOTB_LWM2M_DEVICE_ERROR', undefined, {
+    coapCode: response.code,
+    ...(response.payload.length > 0 ? { diagnostic: response.payload.toString('utf8').slice(0, 200) } : {}),
+  });
 }
