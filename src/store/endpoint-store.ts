@@ -1,12 +1,10 @@
-import { sql, type Kysely, type Selectable, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
 import {
-  mergePatch,
   parseTag,
   type Endpoint,
   type EndpointFilter,
   type EndpointSort,
   type EndpointStore,
-  type EndpointState,
   type HeardFrom,
   type JsonObject,
   type PresenceChange,
@@ -14,8 +12,11 @@ import {
 import type { PageRequest } from '../domain/pagination.js';
 import { AppError } from '../errors.js';
 import type { DialectName } from './database.js';
+import { EndpointPresenceStore } from './endpoint-presence-store.js';
 import { deviceLookup, keyLookup, type EndpointReadCache } from './endpoint-read-cache.js';
-import { fromJson, toJson, type EndpointsTable, type Schema } from './schema.js';
+import { toEndpoint, toRow } from './endpoint-rows.js';
+import { EndpointStorageStore } from './endpoint-storage-store.js';
+import type { Schema } from './schema.js';
 import { isUniqueViolation, pageOf, precompiled, startsWith, toIso, toMs } from './sql.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 
@@ -38,33 +39,32 @@ export class SqlEndpointStore implements EndpointStore {
   readonly #byId;
   readonly #byKey;
   readonly #byServiceKey;
-  // Read before every send to a device (udp.send, coap.send): compiled once.
-  readonly #heardFrom;
   // Read at every device log-in (a reconnecting fleet: thousands a second): compiled once.
   readonly #devices;
   readonly #passwordHash;
 
   readonly #dialect: DialectName;
-  /** The embedded database's batched writes, for presence (SQLite only). */
-  readonly #hot: SqliteHotPath | undefined;
   /**
    * Rows as last read by id and key, where this process makes every write to them (not in a cluster): each write
-   * below forgets what it touched once it has ended.
+   * below (and in EndpointPresenceStore, which shares it) forgets what it touched once it has ended.
    */
   readonly #cache: EndpointReadCache | undefined;
+  /** Presence (written by every device message) and endpoint storage: concepts of their own, delegated to. */
+  readonly #presence: EndpointPresenceStore;
+  readonly #storage: EndpointStorageStore;
 
   constructor(db: Kysely<Schema>, dialect: DialectName, options: { hot?: SqliteHotPath | undefined; cache?: EndpointReadCache | undefined } = {}) {
     this.#db = db;
     this.#dialect = dialect;
-    this.#hot = options.hot;
     this.#cache = options.cache;
+    this.#presence = new EndpointPresenceStore(db, dialect, options.hot, options.cache);
+    this.#storage = new EndpointStorageStore(db);
     const endpoints = db.selectFrom('endpoints').selectAll().where('account_id', '=', '');
     this.#byId = precompiled(db, endpoints.where('id', '=', ''));
     // No LIMIT: a bound LIMIT doubled the cost of these look-ups on SQLite (~30 against ~14 µs); a key has one
     // endpoint per service at most, so the rows are few and cut here.
     this.#byKey = precompiled(db, endpoints.where('key', '=', ''));
     this.#byServiceKey = precompiled(db, endpoints.where('key', '=', '').where('service_id', '=', ''));
-    this.#heardFrom = precompiled(db, db.selectFrom('endpoints').select(['heard_protocol', 'heard_addr', 'heard_node']).where('id', '=', ''));
     // No ORDER BY or LIMIT: on SQLite they tripled the cost of this look-up (a temporary sort tree per call);
     // a key has one endpoint per service of the type at most, so the rows are few and sorted here.
     this.#devices = precompiled(
@@ -103,24 +103,8 @@ export class SqlEndpointStore implements EndpointStore {
     return rows.map(toEndpoint);
   }
 
-  async storageOf(accountId: string, endpointIds: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
-    const found = new Map<string, Record<string, unknown>>();
-    if (endpointIds.length === 0) return found;
-    const rows = await this.#db
-      .selectFrom('endpoint_storage')
-      .innerJoin('endpoints', 'endpoints.id', 'endpoint_storage.endpoint_id')
-      .select(['endpoint_storage.endpoint_id', 'endpoint_storage.name', 'endpoint_storage.value'])
-      .where('endpoints.account_id', '=', accountId)
-      .where('endpoint_storage.endpoint_id', 'in', [...endpointIds])
-      .orderBy('endpoint_storage.endpoint_id')
-      .orderBy('endpoint_storage.name')
-      .execute();
-    for (const row of rows) {
-      const stored = found.get(row.endpoint_id) ?? {};
-      stored[row.name] = fromJson<unknown>(row.value);
-      found.set(row.endpoint_id, stored);
-    }
-    return found;
+  storageOf(accountId: string, endpointIds: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+    return this.#storage.storageOf(accountId, endpointIds);
   }
 
   async getById(accountId: string, id: string): Promise<Endpoint | undefined> {
@@ -212,38 +196,20 @@ export class SqlEndpointStore implements EndpointStore {
     }, touched);
   }
 
-  async storageGet(endpointId: string, name: string) {
-    const row = await this.#db
-      .selectFrom('endpoint_storage')
-      .select(['value', 'updated_at'])
-      .where('endpoint_id', '=', endpointId)
-      .where('name', '=', name)
-      .executeTakeFirst();
-    return row && { value: fromJson<unknown>(row.value), updatedAt: toIso(row.updated_at) };
+  storageGet(endpointId: string, name: string): Promise<{ value: unknown; updatedAt: string } | undefined> {
+    return this.#storage.storageGet(endpointId, name);
   }
 
-  async storagePut(endpointId: string, name: string, value: unknown, updatedAt: string): Promise<void> {
-    const row = { endpoint_id: endpointId, name, value: toJson(value), updated_at: toMs(updatedAt) };
-    await this.#db
-      .insertInto('endpoint_storage')
-      .values(row)
-      .onConflict((oc) => oc.columns(['endpoint_id', 'name']).doUpdateSet({ value: row.value, updated_at: row.updated_at }))
-      .execute();
+  storagePut(endpointId: string, name: string, value: unknown, updatedAt: string): Promise<void> {
+    return this.#storage.storagePut(endpointId, name, value, updatedAt);
   }
 
-  async storageDelete(endpointId: string, name: string): Promise<boolean> {
-    const result = await this.#db.deleteFrom('endpoint_storage').where('endpoint_id', '=', endpointId).where('name', '=', name).executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+  storageDelete(endpointId: string, name: string): Promise<boolean> {
+    return this.#storage.storageDelete(endpointId, name);
   }
 
-  async storageList(endpointId: string) {
-    const rows = await this.#db
-      .selectFrom('endpoint_storage')
-      .select(['name', 'updated_at'])
-      .where('endpoint_id', '=', endpointId)
-      .orderBy('name')
-      .execute();
-    return rows.map((row) => ({ name: row.name, updatedAt: toIso(row.updated_at) }));
+  storageList(endpointId: string): Promise<{ name: string; updatedAt: string }[]> {
+    return this.#storage.storageList(endpointId);
   }
 
   async passwordHash(endpointId: string): Promise<{ hash: string; updatedAt: string } | undefined> {
@@ -279,97 +245,28 @@ export class SqlEndpointStore implements EndpointStore {
     });
   }
 
-  async setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined> {
-    let statusDetails: JsonObject | undefined;
-    try {
-      statusDetails = await this.#setPresence(endpointId, change);
-    } catch (error) {
-      this.#cache?.forget([endpointId]);
-      throw error;
-    }
-    // What the statement changed of the row the API shows; status details and updatedAt only with `details`.
-    this.#cache?.patch(endpointId, (held) => ({
-      ...held,
-      state: change.state,
-      lastSeenAt: toIso(toMs(change.lastSeenAt)),
-      ...(statusDetails && { statusDetails, updatedAt: toIso(toMs(change.lastSeenAt)) }),
-    }));
-    return statusDetails;
+  setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined> {
+    return this.#presence.setPresence(endpointId, change);
   }
 
-  async #setPresence(endpointId: string, change: PresenceChange): Promise<JsonObject | undefined> {
-    if (this.#hot) {
-      const stored = await this.#hot.setPresence(endpointId, change);
-      return stored === undefined ? undefined : fromJson<JsonObject>(stored);
-    }
-    const heard = change.heardFrom && { heard_protocol: change.heardFrom.protocol, heard_addr: change.heardFrom.remoteAddr, heard_node: change.heardFrom.node ?? null };
-    const presence = { state: change.state, last_seen_at: toMs(change.lastSeenAt), missing_after: change.missingAfter === null ? null : toMs(change.missingAfter), ...heard };
-    const details = change.details && Object.keys(change.details).length > 0 ? toJson(change.details) : undefined;
-    if (details === undefined) {
-      await this.#db.updateTable('endpoints').set(presence).where('id', '=', endpointId).execute();
-      return undefined;
-    }
-    // Top-level, non-null values: jsonb || is the RFC 7396 merge then, as SQLite's json_patch always is.
-    const merged = this.#dialect === 'postgres' ? sql<string>`status_details || ${details}::jsonb` : sql<string>`json_patch(status_details, ${details})`;
-    const row = await this.#db
-      .updateTable('endpoints')
-      .set({ ...presence, status_details: merged, updated_at: toMs(change.lastSeenAt) })
-      .where('id', '=', endpointId)
-      .returning('status_details')
-      .executeTakeFirst();
-    return row && fromJson<JsonObject>(row.status_details);
+  heardFrom(endpointId: string): Promise<HeardFrom | undefined> {
+    return this.#presence.heardFrom(endpointId);
   }
 
-  async heardFrom(endpointId: string): Promise<HeardFrom | undefined> {
-    const [row] = await this.#heardFrom([endpointId]);
-    return row?.heard_protocol && row.heard_addr ? { protocol: row.heard_protocol, remoteAddr: row.heard_addr, ...(row.heard_node !== null && { node: row.heard_node }) } : undefined;
+  forgetHeardFrom(endpointId: string): Promise<void> {
+    return this.#presence.forgetHeardFrom(endpointId);
   }
 
-  async forgetHeardFrom(endpointId: string): Promise<void> {
-    await this.#db.updateTable('endpoints').set({ heard_protocol: null, heard_addr: null, heard_node: null }).where('id', '=', endpointId).execute();
+  mergeStatusDetails(endpointId: string, details: JsonObject, updatedAt: string): Promise<JsonObject | undefined> {
+    return this.#presence.mergeStatusDetails(endpointId, details, updatedAt);
   }
 
-  async mergeStatusDetails(endpointId: string, details: JsonObject, updatedAt: string): Promise<JsonObject | undefined> {
-    try {
-      return await this.#db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('endpoints').select('status_details').where('id', '=', endpointId).executeTakeFirst();
-        if (!row) return undefined;
-        const merged = mergePatch(fromJson<JsonObject>(row.status_details), details);
-        await trx.updateTable('endpoints').set({ status_details: toJson(merged), updated_at: toMs(updatedAt) }).where('id', '=', endpointId).execute();
-        return merged;
-      });
-    } finally {
-      this.#cache?.forget([endpointId]);
-    }
+  releaseHeardBy(node: string, protocols: readonly string[]): Promise<{ endpoint: Endpoint; protocol: string }[]> {
+    return this.#presence.releaseHeardBy(node, protocols);
   }
 
-  async releaseHeardBy(node: string, protocols: readonly string[]): Promise<{ endpoint: Endpoint; protocol: string }[]> {
-    if (protocols.length === 0) return [];
-    try {
-      const rows = await this.#db
-        .updateTable('endpoints')
-        .set({ state: 'unavailable', missing_after: null })
-        .where('heard_node', '=', node)
-        .where('state', '=', 'connected')
-        .where('heard_protocol', 'in', [...protocols])
-        .returningAll()
-        .execute();
-      return rows.map((row) => ({ endpoint: toEndpoint(row), protocol: row.heard_protocol! }));
-    } finally {
-      this.#cache?.forgetAll();
-    }
-  }
-
-  async listMissing(now: string, limit: number): Promise<Endpoint[]> {
-    const rows = await this.#db
-      .selectFrom('endpoints')
-      .selectAll()
-      .where('state', '=', 'connected')
-      .where('missing_after', '<', toMs(now))
-      .orderBy('missing_after')
-      .limit(limit)
-      .execute();
-    return rows.map(toEndpoint);
+  listMissing(now: string, limit: number): Promise<Endpoint[]> {
+    return this.#presence.listMissing(now, limit);
   }
 
   /**
@@ -442,36 +339,4 @@ async function writeTags(trx: Transaction<Schema>, endpoint: Endpoint): Promise<
   if (endpoint.tags.length === 0) return;
   const rows = endpoint.tags.map((tag) => ({ endpoint_id: endpoint.id, account_id: endpoint.accountId, ...parseTag(tag) }));
   await trx.insertInto('endpoint_tags').values(rows).execute();
-}
-
-function toRow(endpoint: Endpoint) {
-  return {
-    id: endpoint.id,
-    account_id: endpoint.accountId,
-    service_id: endpoint.serviceId,
-    key: endpoint.key,
-    tags: toJson(endpoint.tags),
-    status_details: toJson(endpoint.statusDetails),
-    parameters: toJson(endpoint.parameters),
-    trace: endpoint.trace ? 1 : 0,
-    created_at: toMs(endpoint.createdAt),
-    updated_at: toMs(endpoint.updatedAt),
-  };
-}
-
-function toEndpoint(row: Selectable<EndpointsTable>): Endpoint {
-  return {
-    id: row.id,
-    key: row.key,
-    serviceId: row.service_id,
-    accountId: row.account_id,
-    tags: fromJson<string[]>(row.tags),
-    statusDetails: fromJson<JsonObject>(row.status_details),
-    parameters: fromJson<JsonObject>(row.parameters),
-    trace: row.trace === 1,
-    createdAt: toIso(row.created_at),
-    updatedAt: toIso(row.updated_at),
-    state: row.state as EndpointState,
-    lastSeenAt: row.last_seen_at === null ? null : toIso(row.last_seen_at),
-  };
 }

@@ -231,9 +231,9 @@ describe('DTLS: session resumption, Connection ID and NAT rebinding (own DTLS cl
     assert.equal(device.stats.flightRetransmissions, 1);
   });
 
-  // Server bug (reported, not fixed here): RFC 9146 6 lets an address change happen only for a record "newer"
-  // than the newest received; DtlsTransport (#records) moves the connection for any authenticated CID record
-  // it has not seen, so an older record, delayed or captured on path, sent from elsewhere takes the connection.
+  // RFC 9146 6 lets an address change happen only for a record "newer" than the newest received: an older record,
+  // delayed or captured on the path and sent from elsewhere, must not take the connection (ConnectionProcessor
+  // #records compares its sequence number with the newest before it moves the connection).
   it('(c) RFC 9146 6: an older CID record from another address does not move the connection', async () => {
     const ep = 'cid-older';
     const endpoint = await secured(ep, lwm2mServiceId);
@@ -254,8 +254,8 @@ describe('DTLS: session resumption, Connection ID and NAT rebinding (own DTLS cl
     assert.equal((await read(endpoint.id)).body.values?.[0]?.value, 95, 'the device is still read at its address');
   });
 
-  // Server bug (reported, not fixed here): the CoAP layer matches notifications and responses by address, not by
-  // DTLS association (RFC 7252 9.1.1), so after a CID rebinding the device's notifications get a RST.
+  // The CoAP layer matches notifications and responses by DTLS association, not by address (RFC 7252 9.1.1;
+  // Transport.sameAssociation), so after a CID rebinding the device's notifications still reach the observation.
   it('(b) an observation made before a Connection ID rebinding goes on after it', async () => {
     const ep = 'cid-observe';
     const endpoint = await secured(ep, lwm2mServiceId);

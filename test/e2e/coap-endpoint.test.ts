@@ -415,18 +415,28 @@ describe('CoapEndpoint as a client', () => {
   });
 
   it('keeps NSTART=1 request outstanding per peer, queueing the rest (RFC 7252 4.7)', async () => {
+    // A request answered by an empty ACK (the handler outlasted separateResponseAfter, as on a loaded machine) is no
+    // longer outstanding (4.7), so the next may start beside it: each such answer allows one more at once.
+    const assertMaxActive = (max: number | undefined, nstart: number, separate: number) => {
+      if (separate === 0) assert.equal(max, nstart);
+      else assert.ok(max !== undefined && max >= 1 && max <= Math.min(4, nstart + separate), `${max} at once, ${separate} answered separately`);
+    };
+    let separateBefore = server.endpoint.stats().separateResponses;
     const responses = await Promise.all([1, 2, 3, 4].map(() => client.request(server.at, { code: Method.GET, options: uriPathOptions('/hold') })));
     assert.deepEqual(
       responses.map((r) => r.payload.toString()),
       ['held', 'held', 'held', 'held'],
     );
-    assert.equal(server.calls.get('max-active'), 1);
+    let separate = server.endpoint.stats().separateResponses - separateBefore;
+    assertMaxActive(server.calls.get('max-active'), 1, separate);
     const wider = new CoapEndpoint({ host: '127.0.0.1', transmission: { nstart: 3 } });
     await wider.start();
     try {
       server.calls.set('max-active', 0);
+      separateBefore = server.endpoint.stats().separateResponses;
       await Promise.all([1, 2, 3, 4].map(() => wider.request(server.at, { code: Method.GET, options: uriPathOptions('/hold') })));
-      assert.equal(server.calls.get('max-active'), 3);
+      separate = server.endpoint.stats().separateResponses - separateBefore;
+      assertMaxActive(server.calls.get('max-active'), 3, separate);
     } finally {
       await wider.stop();
     }
