@@ -1,5 +1,5 @@
 /**
- * The code each account context runs once (see worker.ts, `sandboxFor`): it takes the host functions off the
+ * The code each account context runs once (see account-sandboxes.ts, `sandboxFor`): it takes the host functions off the
  * global object, defines log/console and the namespaces, freezes every built-in (no prototype pollution can
  * outlive a run), and returns the runner and the batch runner.
  */

@@ -6,22 +6,17 @@
  * service over the worker's pipe (see wire.ts), or are answered by the worker and its call processes (see
  * host-calls.ts), and block the script until answered (`applySyncPromise`), so scripts read synchronously.
  * Started by WorkerPool with `--no-node-snapshot` (isolated-vm needs it on Node 20); if anything here dies,
- * the pool replaces it.
+ * the pool replaces it. The isolates, contexts and compiled scripts are kept in account-sandboxes.ts.
  */
 import { Socket } from 'node:net';
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
 import { LOCAL_NAMESPACES } from '../namespaces/local/index.js';
-import { BOOTSTRAP } from './bootstrap.js';
+import { AccountSandboxes, type AccountSandbox } from './account-sandboxes.js';
 import { clockReading, HostCalls, newRunState, type RunState } from './host-calls.js';
 import { LIMITS_ENV, type FromWorker, type RunLimits, type RunResult, type ScriptDefinition, type ToWorker } from './protocol.js';
 import { Outbox } from './outbox.js';
 import { RunOrder } from './run-order.js';
 import { LineReader, decodeToWorker, encodeFromWorker } from './wire.js';
-
-const MAX_LOG_LINES = 100;
-const MAX_LOG_LINE = 2000;
-const MAX_ISOLATES = 100;
-const MAX_PER_ACCOUNT = 4;
 
 /** The same for every run of this worker: set by the pool when it starts the process. */
 const LIMITS = JSON.parse(process.env[LIMITS_ENV] ?? 'null') as RunLimits;
@@ -36,29 +31,6 @@ interface RunRequest {
   readonly after: number | undefined;
 }
 
-interface AccountSandbox {
-  readonly isolate: ivm.Isolate;
-  readonly context: ivm.Context;
-  /** The bootstrap's runner: (runId, fn, eventJson, globalsJson, sync). */
-  readonly runner: ivm.Reference<(runId: number, fn: unknown, eventJson: string, globalsJson: string, sync: boolean) => void>;
-  /** The bootstrap's batch runner: (fn, runIds, events, globals) → JSON of an outcome per run done (see runBatch). */
-  readonly batchRunner: ivm.Reference<(fn: unknown, runIds: string, events: string, globals: string) => string>;
-  /** Compiled trigger functions by the number of their definition (a trigger version, as the service sent it). */
-  readonly scripts: Map<number, ivm.Reference<unknown>>;
-  /** Id of the namespace list its bootstrap defined. */
-  readonly namespaces: number;
-  inUse: number;
-  /** Runs executing on an isolate thread (`apply`): while any does, no run may take the isolate on the worker's thread. */
-  threadedRuns: number;
-  /** A run left something on the global object that cannot be removed: the context is replaced after it. */
-  tainted: boolean;
-  /** Settles once the context and runner exist: a sandbox joins its account's pool before it is ready. */
-  ready: Promise<void>;
-}
-
-const sandboxes = new Map<string, AccountSandbox[]>();
-/** Every isolate not disposed of yet, in a pool or not (a retired one still in use). */
-const isolates = new Set<ivm.Isolate>();
 /** The service's namespace lists by id, with the worker-local namespaces added (JSON). */
 const namespaceLists = new Map<number, string>();
 
@@ -84,125 +56,6 @@ function send(message: FromWorker): void {
   outbox.push(message);
 }
 
-/**
- * A sandbox of the account for one run, reserved (`inUse`) before it is returned: an idle one, else (for a
- * run tried on the worker's thread, which never holds an isolate across turns) one no run holds on its
- * thread, else a new one while the account has fewer than MAX_PER_ACCOUNT, else the least busy (the run
- * then queues on its isolate). Several per account let a run that waits (`trigger.wait`, a slow host call)
- * not hold up the account's other runs, and let one busy account use more than one core.
- */
-async function sandboxFor(accountId: string, request: RunRequest): Promise<AccountSandbox> {
-  const pool = (sandboxes.get(accountId) ?? []).filter((s) => {
-    const usable = !s.isolate.isDisposed && !s.tainted && s.namespaces === request.definition.namespaces;
-    if (!usable) retire(accountId, s);
-    return usable;
-  });
-  // Most recently used last, so eviction takes the oldest accounts.
-  sandboxes.delete(accountId);
-  sandboxes.set(accountId, pool);
-  const idle = pool.find((s) => s.inUse === 0) ?? (threaded.has(request.definition.scriptId) ? undefined : pool.find((s) => s.threadedRuns === 0));
-  if (idle || pool.length >= MAX_PER_ACCOUNT) {
-    const chosen = idle ?? pool.reduce((a, b) => (b.inUse < a.inUse ? b : a));
-    chosen.inUse++;
-    try {
-      await chosen.ready;
-    } catch (error) {
-      chosen.inUse--;
-      throw error;
-    }
-    return chosen;
-  }
-  const isolate = new ivm.Isolate({ memoryLimit: LIMITS.memoryMb });
-  isolates.add(isolate);
-  const sandbox: AccountSandbox = {
-    isolate,
-    context: undefined as never,
-    runner: undefined as never,
-    batchRunner: undefined as never,
-    scripts: new Map(),
-    namespaces: request.definition.namespaces,
-    inUse: 1,
-    threadedRuns: 0,
-    tainted: false,
-    ready: Promise.resolve(),
-  };
-  pool.push(sandbox);
-  let markReady!: () => void;
-  let markFailed!: (error: unknown) => void;
-  sandbox.ready = new Promise<void>((resolve, reject) => {
-    markReady = resolve;
-    markFailed = reject;
-  });
-  sandbox.ready.catch(() => undefined); // waiters see the failure; nobody else needs to
-  try {
-    const context = await isolate.createContext();
-    const global = context.global;
-    await global.set('__iotbCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => hostCalls.call(runId, namespace, fn, argsJson)));
-    await global.set('__iotbSyncCall', new ivm.Reference((runId: number, namespace: string, fn: string, argsJson: string) => hostCalls.sync(runId, namespace, fn, argsJson)));
-    await global.set('__iotbLog', new ivm.Reference((runId: number, line: string) => {
-      const logs = hostCalls.runs.get(runId)?.logs;
-      if (logs && logs.length < MAX_LOG_LINES) logs.push(line.length > MAX_LOG_LINE ? `${line.slice(0, MAX_LOG_LINE)}…` : line);
-    }));
-    await global.set('__iotbExit', new ivm.Reference((runId: number, message: string) => {
-      const state = hostCalls.runs.get(runId);
-      if (state) state.exitMessage ??= message;
-    }));
-    await global.set('__iotbTaint', new ivm.Reference(() => {
-      sandbox.tainted = true;
-    }));
-    const names = namespaceLists.get(request.definition.namespaces);
-    if (names === undefined) throw new Error(`namespace list ${request.definition.namespaces} was never sent`);
-    await global.set('__iotbNamespaces', names);
-    const bootstrap = await isolate.compileScript(BOOTSTRAP, { filename: 'iotbridge:bootstrap' });
-    const runners = (await bootstrap.run(context, { reference: true, timeout: 5000 })) as ivm.Reference<unknown[]>;
-    const runner = (await runners.get(0, { reference: true })) as AccountSandbox['runner'];
-    const batchRunner = (await runners.get(1, { reference: true })) as AccountSandbox['batchRunner'];
-    runners.release();
-    Object.assign(sandbox, { context, runner, batchRunner });
-    markReady();
-  } catch (error) {
-    markFailed(error);
-    sandbox.inUse--;
-    retire(accountId, sandbox);
-    throw error;
-  }
-  evict();
-  return sandbox;
-}
-
-/** Keeps at most MAX_ISOLATES isolates, disposing idle ones of the accounts used longest ago. */
-function evict(): void {
-  let total = 0;
-  for (const pool of sandboxes.values()) total += pool.length;
-  for (const [accountId, pool] of sandboxes) {
-    if (total <= MAX_ISOLATES) return;
-    for (const sandbox of [...pool]) {
-      if (total <= MAX_ISOLATES) return;
-      if (sandbox.inUse === 0) {
-        retire(accountId, sandbox);
-        total--;
-      }
-    }
-  }
-}
-
-function retire(accountId: string, sandbox: AccountSandbox): void {
-  const pool = sandboxes.get(accountId);
-  if (pool?.includes(sandbox)) {
-    const rest = pool.filter((s) => s !== sandbox);
-    if (rest.length > 0) sandboxes.set(accountId, rest);
-    else sandboxes.delete(accountId);
-  }
-  if (sandbox.inUse > 0) return;
-  if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
-  isolates.delete(sandbox.isolate);
-}
-
-/** `(function (event, __g) { var name = __g.name; … <script>\n})` on the script's first line, so its line numbers stay true. */
-function wrap(script: string, globalNames: string[]): string {
-  const declarations = globalNames.map((name) => `var ${name} = __g[${JSON.stringify(name)}];`).join(' ');
-  return `(function (event, __g) { ${declarations} ${script}\n})`;
-}
 
 /** Turns what the isolate threw into a message and the script line it points at. */
 function describe(error: unknown, scriptName: string, isolate: ivm.Isolate, wallExpired: boolean): { error: string; line: number | null } {
@@ -217,24 +70,6 @@ function describe(error: unknown, scriptName: string, isolate: ivm.Isolate, wall
 function scriptError(message: string, stack: string, scriptName: string): { error: string; line: number | null } {
   const at = new RegExp(`${scriptName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+)(?::\\d+)?`).exec(stack);
   return { error: message, line: at ? Number(at[1]) : null };
-}
-
-/** A run is done with its sandbox: it goes back to the account's pool, or away if it cannot be used again. */
-function release(accountId: string, sandbox: AccountSandbox): void {
-  sandbox.inUse--;
-  if (sandbox.isolate.isDisposed || sandbox.tainted) retire(accountId, sandbox);
-}
-
-/** Compiled once per script definition (trigger version) and isolate. */
-async function compiled(sandbox: AccountSandbox, request: RunRequest): Promise<ivm.Reference<unknown>> {
-  let fn = sandbox.scripts.get(request.definition.ref);
-  if (!fn) {
-    const globalNames = Object.keys(JSON.parse(request.globalsJson) as Record<string, unknown>);
-    const script = await sandbox.isolate.compileScript(wrap(request.definition.script, globalNames), { filename: request.definition.scriptName });
-    fn = (await script.run(sandbox.context, { reference: true, timeout: LIMITS.timeoutMs })) as ivm.Reference<unknown>;
-    sandbox.scripts.set(request.definition.ref, fn);
-  }
-  return fn;
 }
 
 /**
@@ -260,6 +95,8 @@ function isTimeout(error: unknown): boolean {
 
 /** Script ids (trigger id @ version) that run on isolate threads only. */
 const threaded = new Set<string>();
+/** The accounts' isolates and contexts, and the scripts compiled in them. */
+const sandboxes = new AccountSandboxes(LIMITS, hostCalls, namespaceLists, threaded);
 /** Per script run on the worker's thread: a moving average of the isolate CPU time of its runs (ms). */
 const cpuAverage = new Map<string, number>();
 
@@ -296,7 +133,7 @@ async function run(request: RunRequest): Promise<RunResult> {
   /** The run no longer holds `sandbox` (between giving up a tainted one and getting a new one). */
   let released = false;
   try {
-    sandbox = await sandboxFor(request.definition.accountId, request);
+    sandbox = await sandboxes.sandboxFor(request.definition.accountId, request);
   } catch (error) {
     return sandboxFailure(String(error), elapsed());
   }
@@ -315,7 +152,7 @@ async function run(request: RunRequest): Promise<RunResult> {
     return { status: 'success', error: null, line: null, logs: state.logs, durationMs };
   };
   try {
-    let fn = await compiled(sandbox, request);
+    let fn = await sandboxes.compiled(sandbox, request);
     const { eventJson, globalsJson } = request;
     // Not while a run holds the isolate on its thread: it may be waiting for this thread (a host call, a log line).
     if (sandbox.threadedRuns === 0 && !threaded.has(request.definition.scriptId) && LIMITS.timeoutMs <= LIMITS.wallTimeoutMs) {
@@ -348,11 +185,11 @@ async function run(request: RunRequest): Promise<RunResult> {
       state.needsHost = false;
       if (sandbox.tainted) {
         // The attempt left something on the global object: the run starts again in a clean context.
-        release(request.definition.accountId, sandbox);
+        sandboxes.release(request.definition.accountId, sandbox);
         released = true;
-        sandbox = await sandboxFor(request.definition.accountId, request);
+        sandbox = await sandboxes.sandboxFor(request.definition.accountId, request);
         released = false;
-        fn = await compiled(sandbox, request);
+        fn = await sandboxes.compiled(sandbox, request);
       }
     }
     // Its time counts from here; behind another run of the isolate, from its first call (see RunState).
@@ -371,7 +208,7 @@ async function run(request: RunRequest): Promise<RunResult> {
   } finally {
     clearTimeout(wallTimer);
     hostCalls.end(request.runId);
-    if (!released) release(request.definition.accountId, sandbox);
+    if (!released) sandboxes.release(request.definition.accountId, sandbox);
   }
 }
 
@@ -389,7 +226,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   const started = process.hrtime.bigint();
   let sandbox: AccountSandbox;
   try {
-    sandbox = await sandboxFor(first.definition.accountId, first);
+    sandbox = await sandboxes.sandboxFor(first.definition.accountId, first);
   } catch {
     order.startInOrder(requests);
     return;
@@ -397,7 +234,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
   let settled: { request: RunRequest; result: RunResult }[] = [];
   let again: RunRequest[] = requests;
   try {
-    const fn = await compiled(sandbox, first);
+    const fn = await sandboxes.compiled(sandbox, first);
     if (sandbox.threadedRuns > 0 || threaded.has(first.definition.scriptId) || LIMITS.timeoutMs > LIMITS.wallTimeoutMs) return;
     const states = requests.map((request): RunState => newRunState(request.definition.accountId));
     requests.forEach((request, i) => hostCalls.runs.set(request.runId, states[i]!));
@@ -448,7 +285,7 @@ async function runBatch(requests: RunRequest[]): Promise<void> {
     settled = [];
     again = requests;
   } finally {
-    release(first.definition.accountId, sandbox);
+    sandboxes.release(first.definition.accountId, sandbox);
     for (const { request, result } of settled) ended(request.runId, result);
     order.startInOrder(again);
   }
@@ -534,6 +371,6 @@ process.on('SIGTERM', () => exit(0));
  * its threads at exit, and that run's thread waits for this one. Disposing the isolates first releases them.
  */
 function exit(code: number): void {
-  for (const isolate of isolates) if (!isolate.isDisposed) isolate.dispose();
+  sandboxes.disposeAll();
   process.exit(code);
 }
