@@ -37,18 +37,8 @@ import { PeerTable } from './peers.js';
 import { ServerResponses, type CoapResponseParts } from './server-responses.js';
 import { UdpTransport, type BoundAddress, type Peer, type Transport } from './transport.js';
 
-export type {
-  CoapEndpointOptions,
-  CoapRequest,
-  CoapResponse,
-  CoapStats,
-  CoapTableSizes,
-  NotifyOptions,
-  Observation,
-  ObserveOptions,
-  RequestHandler,
-  RequestOptions,
-} from './endpoint-types.js';
+// The public types live beside the front; importers keep naming them from here.
+export type * from './endpoint-types.js';
 
 const HOUSEKEEPING_INTERVAL = 1000;
 
