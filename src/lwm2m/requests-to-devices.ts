@@ -1,4 +1,5 @@
 import { encodeBlock, formatPeer, option, OptionNumber, szxFor, type CoapEndpoint, type CoapMessage, type Observation, type ObserveOptions, type Peer } from '../coap/index.js';
+import { FifoMap } from '../coap/fifo-map.js';
 import type { Registration } from './registration.js';
 import type { Lwm2mServerOptions } from './server.js';
 
@@ -11,8 +12,11 @@ export class RequestsToDevices {
   readonly #coap: CoapEndpoint;
   /** The CoAPS endpoint, when DTLS is on. */
   readonly #coaps: CoapEndpoint | undefined;
-  /** Which endpoint each peer was last heard on: answers and requests to it go back the same way. */
-  readonly #via = new Map<string, 'udp' | 'dtls'>();
+  /**
+   * Which endpoint each peer was last heard on: answers and requests to it go back the same way. Bounded, the
+   * first heard going first: a FifoMap, as a Map evicting its first key per request turns quadratic.
+   */
+  readonly #via = new FifoMap<string, 'udp' | 'dtls'>();
 
   constructor(options: Pick<Lwm2mServerOptions, 'sendGuard' | 'lwm2mServices'>, coap: CoapEndpoint, coaps: CoapEndpoint | undefined) {
     this.#options = options;
@@ -22,8 +26,10 @@ export class RequestsToDevices {
 
   /** A request came from `peer` over `via`: what goes back to it goes the same way. */
   heardOn(peer: Peer, via: 'udp' | 'dtls'): void {
-    this.#via.set(formatPeer(peer), via);
-    if (this.#via.size > 100_000) this.#via.delete(this.#via.keys().next().value!);
+    const key = formatPeer(peer);
+    if (this.#via.get(key) === via) return;
+    this.#via.set(key, via);
+    if (this.#via.size > 100_000) this.#via.delete(this.#via.oldest()!.key);
   }
 
   /** The endpoint a peer was last heard on (CoAPS for a DTLS peer), to answer and request it the same way. */
