@@ -36,4 +36,22 @@ describe('event JSON made once', () => {
     assert.equal(dataJsonOf(stored.event), '{"payload":"0a0b","text":"x\\ty"}');
     assert.equal(eventJsonOf(stored.event), JSON.stringify(stored.event));
   });
+
+  it('keeps the JSON out of sight: keys, spreads, clones and deep equality see the event alone', () => {
+    const event = createEvent({ type: 'custom', accountId: 'acc-1', data: { n: 1 } });
+    const before = { ...event };
+    dataJsonOf(event);
+    assert.deepEqual(Object.keys(event), Object.keys(before));
+    assert.deepStrictEqual(event, before);
+    assert.deepStrictEqual({ ...event }, before);
+    assert.deepStrictEqual(structuredClone(event), before);
+    // A copy with other data is not handed the first one's JSON.
+    assert.equal(dataJsonOf({ ...event, data: { n: 2 } }), '{"n":2}');
+  });
+
+  it('gives a frozen event its JSON too (made again when asked again)', () => {
+    const event = Object.freeze(createEvent({ type: 'custom', accountId: 'acc-1', data: [1, 2] }));
+    assert.equal(dataJsonOf(event), '[1,2]');
+    assert.equal(eventJsonOf(event), JSON.stringify(event));
+  });
 });
