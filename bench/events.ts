@@ -8,7 +8,6 @@
  *   npm run bench:events
  *   BENCH_EVENTS=50000 BENCH_ROUNDS=5 npm run bench:events
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { IotBridge } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { Scope } from '../src/domain/scope.js';
 import { createEvent } from '../src/events/event.js';
+import { childrenCpuSecondsOf } from './reference/processes.js';
 
 /**
  * Events per saturated round: a round of about a second, so that the throughput is the pipeline's sustained
@@ -53,20 +53,7 @@ interface Figure {
  */
 function cpuSeconds(): { service: number; workers: number | undefined } {
   const usage = process.cpuUsage();
-  const service = (usage.user + usage.system) / 1e6;
-  try {
-    let workers = 0;
-    for (const task of readdirSync(`/proc/${process.pid}/task`)) {
-      for (const pid of readFileSync(`/proc/${process.pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) {
-        if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker')) continue;
-        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        workers += (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime
-      }
-    }
-    return { service, workers };
-  } catch {
-    return { service, workers: undefined };
-  }
+  return { service: (usage.user + usage.system) / 1e6, workers: childrenCpuSecondsOf(process.pid, 'worker') };
 }
 
 async function main(): Promise<void> {

@@ -26,7 +26,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serviceNodeArgs } from './reference/processes.js';
+import { cpuSecondsOf, serviceNodeArgs } from './reference/processes.js';
 import { rawConnect } from './reference/mqtt-connect.js';
 
 const DEVICES = Number(process.env.BENCH_LOGINS_DEVICES ?? 10_000);
@@ -79,27 +79,16 @@ interface StormResult {
   readonly clientCpuMsPerLogin: number;
 }
 
-/** CPU seconds (user + system) a process has used so far, all its threads; undefined where /proc is not there. */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Waits until the process is idle (under 5 % of a core over half a second, at most 30 s): the devices'
  * disconnections are handled before the next kill -9, so that no round starts with the last one's backlog.
  */
 async function quiesce(pid: number | undefined): Promise<void> {
   const deadline = Date.now() + 30_000;
-  let before = cpuSeconds(pid);
+  let before = cpuSecondsOf(pid);
   while (before !== undefined && Date.now() < deadline) {
     await sleep(500);
-    const now = cpuSeconds(pid);
+    const now = cpuSecondsOf(pid);
     if (now === undefined || now - before < 0.025) return;
     before = now;
   }
@@ -141,7 +130,7 @@ async function attempt(device: Device, clientId: string, port: number, source: s
 
 /** Every device connects at once; each one that is not let in tries again after 1–2 s, until all are in. */
 async function storm(devices: readonly Device[], port: number, label: string, serverPid: number | undefined): Promise<{ result: StormResult; open: net.Socket[] }> {
-  const serverCpuBefore = cpuSeconds(serverPid);
+  const serverCpuBefore = cpuSecondsOf(serverPid);
   const clientCpuBefore = process.cpuUsage();
   const open: net.Socket[] = [];
   const counts = { attempts: 0, busy: 0, refused: 0, errors: 0, timeouts: 0 };
@@ -166,7 +155,7 @@ async function storm(devices: readonly Device[], port: number, label: string, se
   };
   await Promise.all(devices.map((_, i) => device(i)));
   const at = (share: number) => inAt[Math.min(inAt.length - 1, Math.floor(share * inAt.length))] ?? 0;
-  const serverCpuAfter = cpuSeconds(serverPid);
+  const serverCpuAfter = cpuSecondsOf(serverPid);
   const clientCpu = process.cpuUsage(clientCpuBefore);
   const result = {
     devices: devices.length,

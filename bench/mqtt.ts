@@ -36,7 +36,7 @@ import { rm } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { ServiceMessage } from './mqtt-service.js';
-import { serviceNodeArgs, temporaryDirectory, watchdog } from './reference/processes.js';
+import { childrenCpuSecondsOf, cpuSecondsOf, serviceNodeArgs, temporaryDirectory, watchdog } from './reference/processes.js';
 import { startMosquitto, type Mosquitto } from './reference/mosquitto.js';
 
 const DEVICES = Number(process.env.BENCH_MQTT_DEVICES ?? 100);
@@ -209,6 +209,36 @@ async function saturated(target: Target, tag: string, finishing: boolean, waitFi
   }
 }
 
+/**
+ * CPU a process used per message over the measured saturated rounds (Linux /proc; none elsewhere): a per-message
+ * cost that a busier or quieter machine moves less than it moves the throughput.
+ */
+class CpuPerMessage {
+  #seconds = 0;
+  #messages = 0;
+  readonly #read: () => number | undefined;
+
+  constructor(read: () => number | undefined) {
+    this.#read = read;
+  }
+
+  /** Runs a round of `messages` and counts what it cost (a round that fails counts nothing). */
+  async measure<T>(messages: number, round: () => Promise<T>): Promise<T> {
+    const before = this.#read();
+    const result = await round();
+    const after = this.#read();
+    if (before !== undefined && after !== undefined) {
+      this.#seconds += after - before;
+      this.#messages += messages;
+    }
+    return result;
+  }
+
+  micros(): number | undefined {
+    return this.#messages > 0 ? (this.#seconds / this.#messages) * 1e6 : undefined;
+  }
+}
+
 interface Latency {
   readonly p50: number;
   readonly p99: number;
@@ -271,15 +301,18 @@ async function main(): Promise<void> {
   try {
     const referenceUrl = mosquitto?.url ?? (REFERENCE_SETTING === 'none' ? undefined : REFERENCE_SETTING);
     const referenceLabel = mosquitto ? `${mosquitto.version} started by the bench at ${mosquitto.url} (its own process, max_queued_messages 0)` : referenceUrl ? `the broker at ${referenceUrl}` : 'none';
-    await run(referenceUrl, referenceLabel, mosquitto !== undefined);
+    await run(referenceUrl, referenceLabel, mosquitto !== undefined, mosquitto?.child.process.pid);
     if (mosquitto && mosquitto.dropped() > 0) console.log(`!! Mosquitto logged ${mosquitto.dropped()} times that it dropped messages:\n${mosquitto.child.tail()}`);
   } finally {
     await mosquitto?.stop();
   }
 }
 
-/** The benchmark against the broker at `referenceUrl` (none: IoT Bridge alone); `ownReference`: the bench started it, so it must answer. */
-async function run(referenceUrl: string | undefined, referenceLabel: string, ownReference: boolean): Promise<void> {
+/**
+ * The benchmark against the broker at `referenceUrl` (none: IoT Bridge alone); `ownReference`: the bench started it,
+ * so it must answer; `referencePid`: its process, whose CPU per message is reported beside the service's.
+ */
+async function run(referenceUrl: string | undefined, referenceLabel: string, ownReference: boolean, referencePid: number | undefined): Promise<void> {
   const dataDir = await temporaryDirectory('iotbridge-bench-mqtt-');
   let bridgeTarget: Target | undefined;
   // The service in its own process; it reports its ports, the messages whose triggers finished, and at the
@@ -428,13 +461,27 @@ async function run(referenceUrl: string | undefined, referenceLabel: string, own
     const refLatency: Latency[] = [];
     const push = <T>(into: T[], value: T | undefined) => value !== undefined && into.push(value);
 
+    const serviceCpu = () => cpuSecondsOf(service.pid);
+    const serviceAndWorkersCpu = () => {
+      const own = serviceCpu();
+      const workers = service.pid === undefined ? undefined : childrenCpuSecondsOf(service.pid, 'worker');
+      return own === undefined || workers === undefined ? undefined : own + workers;
+    };
+    const referenceCpu = () => cpuSecondsOf(referencePid);
+    const cpu = {
+      bridgeAck: new CpuPerMessage(serviceCpu),
+      refAck: new CpuPerMessage(referenceCpu),
+      bridgeFinished: new CpuPerMessage(serviceAndWorkersCpu),
+      refFinished: new CpuPerMessage(referenceCpu),
+    };
+
     const measureStarted = performance.now();
     // Phase 1: publish → PUBACK, trigger disabled / nobody subscribed.
     await onReference('puback', (t) => saturated(t, tag(), false, false)); // warm-up
     await saturated(bridgeTarget, tag(), true, true);
     for (let r = 0; r < RUNS; r++) {
-      push(refAck, (await onReference('puback', (t) => saturated(t, tag(), false, false)))?.acked);
-      bridgeAck.push((await saturated(bridgeTarget, tag(), true, true)).acked);
+      push(refAck, (await onReference('puback', (t) => cpu.refAck.measure(MESSAGES, () => saturated(t, tag(), false, false))))?.acked);
+      bridgeAck.push((await cpu.bridgeAck.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true))).acked);
     }
     // Phase 2: publish → finished (trigger / subscriber), saturated and paced.
     await setTrigger(true);
@@ -442,8 +489,8 @@ async function run(referenceUrl: string | undefined, referenceLabel: string, own
     await saturated(bridgeTarget, tag(), true, true, true);
     let triggered = MESSAGES;
     for (let r = 0; r < RUNS; r++) {
-      push(refFinished, (await onReference('finished', (t) => saturated(t, tag(), true, true, true)))?.finished);
-      bridgeFinished.push((await saturated(bridgeTarget, tag(), true, true, true)).finished);
+      push(refFinished, (await onReference('finished', (t) => cpu.refFinished.measure(MESSAGES, () => saturated(t, tag(), true, true, true))))?.finished);
+      bridgeFinished.push((await cpu.bridgeFinished.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true, true))).finished);
       push(refLatency, await onReference('paced', (t) => paced(t, tag())));
       bridgeLatency.push(await paced(bridgeTarget, tag()));
       triggered += MESSAGES + Math.max(1, Math.round(RATE * PACED_SECONDS));
@@ -481,6 +528,13 @@ async function run(referenceUrl: string | undefined, referenceLabel: string, own
     const k = (n: number) => Math.round(n).toLocaleString('en-US');
     console.log(`runs, IoT Bridge: PUBACK ${list(bridgeAck, k)}; finished ${list(bridgeFinished, k)} msg/s; p50/p99 ${bridgeLatency.map((l) => `${l.p50.toFixed(1)}/${l.p99.toFixed(1)}`).join(', ')} ms`);
     if (reference) console.log(`runs, Mosquitto:  PUBACK ${list(refAck, k)}; finished ${list(refFinished, k)} msg/s; p50/p99 ${refLatency.map((l) => `${l.p50.toFixed(1)}/${l.p99.toFixed(1)}`).join(', ')} ms`);
+    const micros = (value: number | undefined) => (value === undefined ? '–' : `${value.toFixed(1)} µs`);
+    const cpuRatio = (bridgeValue: number | undefined, referenceValue: number | undefined) =>
+      bridgeValue === undefined || referenceValue === undefined ? '' : ` (${(bridgeValue / referenceValue).toFixed(1)}×)`;
+    console.log(
+      `CPU per message, measured saturated rounds: PUBACK ${micros(cpu.bridgeAck.micros())} the service, ${micros(cpu.refAck.micros())} Mosquitto${cpuRatio(cpu.bridgeAck.micros(), cpu.refAck.micros())}; ` +
+        `finished ${micros(cpu.bridgeFinished.micros())} the service with its script workers, ${micros(cpu.refFinished.micros())} Mosquitto${cpuRatio(cpu.bridgeFinished.micros(), cpu.refFinished.micros())}`,
+    );
     console.log(`trigger executions recorded: ${executions} of ${triggered} expected, ${failed.total as number} failed; set-up ${setupSeconds.toFixed(1)} s (passwords ${passwordSeconds.toFixed(1)} s, log-ins ${loginSeconds.toFixed(1)} s), measuring ${measureSeconds.toFixed(1)} s`);
     const incidents = [...bridgeTarget.incidents, ...(reference?.incidents ?? [])];
     if (incidents.length > 0) console.log(`!! ${incidents.length} connection incidents: ${incidents.slice(0, 5).join('; ')}`);

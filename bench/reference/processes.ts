@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
-import { accessSync, constants, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
@@ -271,4 +271,34 @@ export async function startBridge(env: Record<string, string>): Promise<{ child:
     },
   });
   return { child, ports: await within('starting the service', 120_000, ports, child) };
+}
+
+/**
+ * CPU seconds (user + system, all threads) a process has used so far, from Linux's /proc (clock ticks of 10 ms);
+ * undefined where /proc is not there or the process is gone.
+ */
+export function cpuSecondsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime
+  } catch {
+    return undefined;
+  }
+}
+
+/** The same for a process's children whose command line contains `named` (the service's script workers), summed. */
+export function childrenCpuSecondsOf(pid: number, named: string): number | undefined {
+  try {
+    let seconds = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) {
+        if (!readFileSync(`/proc/${child}/cmdline`, 'utf8').includes(named)) continue;
+        seconds += cpuSecondsOf(Number(child)) ?? 0;
+      }
+    }
+    return seconds;
+  } catch {
+    return undefined;
+  }
 }
