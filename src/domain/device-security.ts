@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import { lruCache } from '../lru.js';
 import type { Endpoint, Endpoints } from './endpoints.js';
 import type { Scope } from './scope.js';
 
@@ -57,7 +58,7 @@ export class DeviceSecurity {
    * `of()` answers every CoAP request and Register: a short-lived cache keeps a store read off that path.
    * Changes made in this process drop their entry at once; another process's within OF_CACHE_MS.
    */
-  readonly #recent = new Map<string, { readonly at: number; readonly security: StoredSecurity | undefined }>();
+  readonly #recent = lruCache<string, { readonly at: number; readonly security: StoredSecurity | undefined }>(OF_CACHE_SIZE);
   readonly #changed: ((endpointId: string, previous: StoredSecurity | undefined) => void)[] = [];
 
   constructor(store: DeviceSecurityStore, endpoints: Endpoints) {
@@ -104,7 +105,6 @@ export class DeviceSecurity {
     const cached = this.#recent.get(endpoint.id);
     if (cached && now - cached.at < OF_CACHE_MS) return cached.security;
     const security = await this.#store.get(endpoint.id);
-    if (this.#recent.size >= OF_CACHE_SIZE) this.#recent.delete(this.#recent.keys().next().value!);
     this.#recent.set(endpoint.id, { at: now, security });
     return security;
   }

@@ -1,3 +1,6 @@
+import type { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
+
 /** What a session keeps for an abbreviated handshake (RFC 5246 7.3, 7.4.1.2): its master secret and parameters. */
 export interface SessionTicket {
   readonly id: Buffer;
@@ -8,16 +11,15 @@ export interface SessionTicket {
 }
 
 /**
- * Sessions that may be resumed, newest last, bounded in number and age: a sleepy device that wakes up
+ * Sessions that may be resumed, bounded in number (the least recently used goes first) and age: a sleepy device that wakes up
  * (new address, lost state) resumes with one round trip and no key exchange instead of a full handshake.
  */
 export class SessionCache {
-  readonly #sessions = new Map<string, SessionTicket & { readonly at: number }>();
-  readonly #max: number;
+  readonly #sessions: LRUCache<string, SessionTicket & { readonly at: number }>;
   readonly #maxAgeMs: number;
 
   constructor(options: { max?: number; maxAgeMs?: number } = {}) {
-    this.#max = options.max ?? 10_000;
+    this.#sessions = lruCache(options.max ?? 10_000);
     this.#maxAgeMs = options.maxAgeMs ?? 24 * 3_600_000;
   }
 
@@ -34,14 +36,14 @@ export class SessionCache {
 
   put(session: SessionTicket): void {
     const key = session.id.toString('hex');
-    this.#sessions.delete(key);
+    // Full: the least recently used goes, in constant time (a Map evicting its first key turns quadratic: src/coap/fifo-map.ts).
     this.#sessions.set(key, { ...session, at: Date.now() });
-    while (this.#sessions.size > this.#max) this.#sessions.delete(this.#sessions.keys().next().value!);
   }
 
   /** Forgets the sessions of a PSK identity (its key changed or was removed). */
   forgetIdentity(identity: Buffer): void {
-    for (const [key, session] of this.#sessions) if (session.identity?.equals(identity)) this.#sessions.delete(key);
+    const gone = [...this.#sessions.entries()].filter(([, session]) => session.identity?.equals(identity)).map(([key]) => key);
+    for (const key of gone) this.#sessions.delete(key);
   }
 
   get size(): number {

@@ -1,3 +1,6 @@
+import type { LRUCache } from 'lru-cache';
+import { lruCache } from '../lru.js';
+
 /** What a sign-in started with `GET /auth/oidc/login` needs when the provider sends the person back. */
 export interface PendingLogin {
   /** PKCE: the secret whose S256 hash went to the provider as `code_challenge`. */
@@ -32,19 +35,20 @@ export const PENDING_LOGINS_MAX = 10_000;
  * cluster). Bounded: past `max`, the oldest pending sign-in is dropped (its person starts again).
  */
 export class MemoryPendingLogins implements PendingLogins {
-  readonly #logins = new Map<string, PendingLogin>();
-  readonly #max: number;
+  /**
+   * Read only by `take`, which removes what it reads, so the least recently used is the oldest: past `max` it goes
+   * in constant time (a Map evicting its first key turns quadratic: src/coap/fifo-map.ts).
+   */
+  readonly #logins: LRUCache<string, PendingLogin>;
   readonly #clock: () => number;
 
   constructor(options: { max?: number; clock?: () => number } = {}) {
-    this.#max = options.max ?? PENDING_LOGINS_MAX;
+    this.#logins = lruCache(options.max ?? PENDING_LOGINS_MAX);
     this.#clock = options.clock ?? Date.now;
   }
 
   async put(state: string, login: PendingLogin): Promise<void> {
     this.#sweep();
-    // A Map iterates in insertion order: the first key is the oldest.
-    while (this.#logins.size >= this.#max) this.#logins.delete(this.#logins.keys().next().value as string);
     this.#logins.set(state, login);
   }
 
@@ -61,9 +65,12 @@ export class MemoryPendingLogins implements PendingLogins {
   /** Drops expired sign-ins from the oldest on, stopping at the first live one (all share one TTL). */
   #sweep(): void {
     const now = this.#clock();
-    for (const [state, login] of this.#logins) {
-      if (login.expiresAt > now) break;
-      this.#logins.delete(state);
+    const expired: string[] = [];
+    // Oldest first; peek leaves the order as it is.
+    for (const state of this.#logins.rkeys()) {
+      if (this.#logins.peek(state)!.expiresAt > now) break;
+      expired.push(state);
     }
+    for (const state of expired) this.#logins.delete(state);
   }
 }
