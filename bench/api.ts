@@ -20,10 +20,10 @@
  * BENCH_TIMEOUT (s before the whole bench gives up; from the settings).
  */
 import { readFile, rm } from 'node:fs/promises';
-import { cpus, userInfo } from 'node:os';
+import { cpus } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
+import { postgresDatabase, POSTGRES_URL } from './reference/postgres.js';
 import { REPO_ROOT, startBridge, startChild, temporaryDirectory, watchdog, within, type Child } from './reference/processes.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -31,7 +31,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ENDPOINTS = 10_000;
 const TOKEN = 'AT:bench-admin-token-000000000';
-const POSTGRES_URL = process.env.IOTBRIDGE_TEST_POSTGRES_URL ?? `postgres://${userInfo().username}@127.0.0.1:5432/test`;
 /** Filling 10,000 endpoints takes a minute or two on PostgreSQL; then 2 warm-ups and 4 kinds of rounds per dialect. */
 const TIMEOUT = Number(process.env.BENCH_TIMEOUT ?? 600 + 2 * (2 * 2 + ROUNDS * 4 * (DURATION + 1)));
 
@@ -154,29 +153,6 @@ async function benchDialect(name: string, env: Record<string, string>): Promise<
     await server?.stop();
     await reference?.stop();
   }
-}
-
-async function postgresDatabase(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
-  const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await admin.connect();
-  } catch {
-    return undefined;
-  }
-  const db = `iotbridge_bench_${Date.now()}`;
-  await admin.query(`create database ${db}`);
-  await admin.end();
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${db}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`drop database if exists ${db} with (force)`);
-      await client.end();
-    },
-  };
 }
 
 const format = (f: Figure) => `${rps(f)} req/s (p50 ${f.p50} ms, p99 ${f.p99} ms)`;

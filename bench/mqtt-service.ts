@@ -1,7 +1,7 @@
 /**
  * The service under test of bench/mqtt.ts, in a process of its own (as the Mosquitto reference is), so the
- * benchmark's MQTT clients do not share its event loop. Started with the data directory and admin token in
- * the environment; tells its parent the bound ports, then, batched per event-loop turn, which benchmark
+ * benchmark's MQTT clients do not share its event loop. Started with the data directory, admin token and, on
+ * PostgreSQL, the database URL (BENCH_DATABASE_URL) in the environment; tells its parent the bound ports, then, batched per event-loop turn, which benchmark
  * messages finished: a bus consumer subscribed after the trigger engine sees an `mqtt-publish` event once the
  * triggers for it have finished. Stops when the parent sends "stop" (or goes away).
  */
@@ -25,7 +25,7 @@ const logStream = {
 };
 let pending: [string, number][] = [];
 const bridge = new IotBridge(
-  loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: 0, mqttPort: 0, httpHost: '127.0.0.1', mqttHost: '127.0.0.1', coapHost: '127.0.0.1', dataDir: process.env.BENCH_DATA_DIR!, adminToken: process.env.BENCH_ADMIN_TOKEN!, ...(process.env.BENCH_EVENT_PARALLELISM ? { eventParallelism: Number(process.env.BENCH_EVENT_PARALLELISM) } : {}) }),
+  loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: 0, mqttPort: 0, httpHost: '127.0.0.1', mqttHost: '127.0.0.1', coapHost: '127.0.0.1', dataDir: process.env.BENCH_DATA_DIR!, ...(process.env.BENCH_DATABASE_URL ? { databaseUrl: process.env.BENCH_DATABASE_URL } : {}), adminToken: process.env.BENCH_ADMIN_TOKEN!, ...(process.env.BENCH_EVENT_PARALLELISM ? { eventParallelism: Number(process.env.BENCH_EVENT_PARALLELISM) } : {}) }),
   pino({ level: 'warn' }, logStream),
   {
     beforeBusStart: (bus) =>

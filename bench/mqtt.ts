@@ -1,7 +1,7 @@
 /**
  * MQTT benchmark: N devices (mqtt.js, MQTT 3.1.1, each logged in with its endpoint key and password) publish
  * QoS 1 messages into their topic space of an MQTT service of the real service, run in a process of its own
- * (bench/mqtt-service.ts, SQLite) as Mosquitto runs in its own, while the devices share this one;
+ * (bench/mqtt-service.ts) as Mosquitto runs in its own, while the devices share this one;
  * every publication is an `mqtt-publish` event a trivial trigger runs on. Measured, each as the median of
  * several runs:
  *   - publish → PUBACK, saturated, trigger disabled (the event is durable before PUBACK);
@@ -17,6 +17,9 @@
  * mqtt://127.0.0.1:1883; when unreachable the IoT Bridge figures are reported alone), and
  * BENCH_MQTT_REFERENCE=none measures no reference. Each device keeps a window of publishes in flight: WINDOW un-acked in the PUBACK rounds, FINISH_WINDOW
  * not yet finished in the saturated finished rounds (so neither broker's backlog grows without bound).
+ * The whole is run on SQLite, then on PostgreSQL (a database of its own on IOTBRIDGE_TEST_POSTGRES_URL's server,
+ * skipped when unreachable), each with its Mosquitto rounds in the same run; the PostgreSQL figures are also given
+ * as a share of SQLite's. BENCH_MQTT_DIALECTS=sqlite (or postgres) runs one.
  *
  *   npm run bench:mqtt        (compiles into dist/ first and runs the compiled service, as npm start does)
  *   BENCH_MQTT_DEVICES=200 BENCH_MQTT_MESSAGES=5000 BENCH_RUNS=5 npm run bench:mqtt
@@ -28,7 +31,7 @@
  * Knobs: BENCH_MQTT_DEVICES (100), BENCH_MQTT_MESSAGES (per saturated round, 20,000), BENCH_RUNS (3),
  * BENCH_MQTT_WINDOW (10), BENCH_MQTT_FINISH_WINDOW (3), BENCH_MQTT_RATE (500 msg/s),
  * BENCH_MQTT_PACED_SECONDS (3), BENCH_MQTT_REFERENCE (unset: a fresh Mosquitto; a URL; `none`),
- * BENCH_SERVICE_NODE_ARGS, BENCH_EVENT_PARALLELISM (bench/mqtt-service.ts), BENCH_TIMEOUT (s before the
+ * BENCH_MQTT_DIALECTS (`sqlite,postgres`), BENCH_SERVICE_NODE_ARGS, BENCH_EVENT_PARALLELISM (bench/mqtt-service.ts), BENCH_TIMEOUT (s before the
  * whole bench gives up; from the settings).
  */
 import { fork } from 'node:child_process';
@@ -36,6 +39,7 @@ import { rm } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { ServiceMessage } from './mqtt-service.js';
+import { postgresDatabase, POSTGRES_URL } from './reference/postgres.js';
 import { childrenCpuSecondsOf, cpuSecondsOf, serviceNodeArgs, temporaryDirectory, watchdog } from './reference/processes.js';
 import { startMosquitto, type Mosquitto } from './reference/mosquitto.js';
 
@@ -58,7 +62,8 @@ const RATE = Number(process.env.BENCH_MQTT_RATE ?? 500);
 const PACED_SECONDS = Number(process.env.BENCH_MQTT_PACED_SECONDS ?? 3);
 /** Unset: a Mosquitto started by the bench; `none`: no reference; else the URL of a broker to measure. */
 const REFERENCE_SETTING = process.env.BENCH_MQTT_REFERENCE;
-const TIMEOUT = Number(process.env.BENCH_TIMEOUT ?? 600 + RUNS * 2 * (3 * (MESSAGES / 1000) + 2 * PACED_SECONDS + 10));
+const DIALECTS = (process.env.BENCH_MQTT_DIALECTS ?? 'sqlite,postgres').split(',').map((name) => name.trim().toLowerCase());
+const TIMEOUT = Number(process.env.BENCH_TIMEOUT ?? DIALECTS.length * (600 + RUNS * 2 * (3 * (MESSAGES / 1000) + 2 * PACED_SECONDS + 10)));
 /** A round of the service that makes no progress for this long has stalled: it fails instead of hanging. */
 const STALL_MS = 15_000;
 /** The same for the reference, which has nothing slow to wait for: a stall there is a dropped message. */
@@ -293,6 +298,18 @@ async function batched(count: number, size: number, task: (i: number) => Promise
   for (let i = 0; i < count; i += size) await Promise.all(Array.from({ length: Math.min(size, count - i) }, (_, j) => task(i + j)));
 }
 
+/** The storage a run uses: SQLite in its data directory, or a PostgreSQL database. */
+interface Dialect {
+  readonly name: 'SQLite' | 'PostgreSQL';
+  readonly databaseUrl?: string;
+}
+
+/** A run's medians, for the PostgreSQL / SQLite comparison. */
+interface RunFigures {
+  readonly ack: number;
+  readonly finished: number;
+}
+
 async function main(): Promise<void> {
   watchdog(TIMEOUT, 'bench:mqtt');
   // The reference first, so that a missing Mosquitto stops the bench before the long set-up.
@@ -301,7 +318,25 @@ async function main(): Promise<void> {
   try {
     const referenceUrl = mosquitto?.url ?? (REFERENCE_SETTING === 'none' ? undefined : REFERENCE_SETTING);
     const referenceLabel = mosquitto ? `${mosquitto.version} started by the bench at ${mosquitto.url} (its own process, max_queued_messages 0)` : referenceUrl ? `the broker at ${referenceUrl}` : 'none';
-    await run(referenceUrl, referenceLabel, mosquitto !== undefined, mosquitto?.child.process.pid);
+    const figures = new Map<Dialect['name'], RunFigures>();
+    if (DIALECTS.includes('sqlite')) figures.set('SQLite', await run({ name: 'SQLite' }, referenceUrl, referenceLabel, mosquitto !== undefined, mosquitto?.child.process.pid));
+    if (DIALECTS.includes('postgres')) {
+      const postgres = await postgresDatabase();
+      if (!postgres) console.log(`\nPostgreSQL not reachable at ${POSTGRES_URL}: skipped`);
+      else {
+        try {
+          console.log('');
+          figures.set('PostgreSQL', await run({ name: 'PostgreSQL', databaseUrl: postgres.url }, referenceUrl, referenceLabel, mosquitto !== undefined, mosquitto?.child.process.pid));
+        } finally {
+          await postgres.drop();
+        }
+      }
+    }
+    const sqlite = figures.get('SQLite');
+    const postgres = figures.get('PostgreSQL');
+    if (sqlite && postgres) {
+      console.log(`\nPostgreSQL / SQLite (target ≥ 0.8): PUBACK ${(postgres.ack / sqlite.ack).toFixed(2)}, finished ${(postgres.finished / sqlite.finished).toFixed(2)}`);
+    }
     if (mosquitto && mosquitto.dropped() > 0) console.log(`!! Mosquitto logged ${mosquitto.dropped()} times that it dropped messages:\n${mosquitto.child.tail()}`);
   } finally {
     await mosquitto?.stop();
@@ -312,7 +347,7 @@ async function main(): Promise<void> {
  * The benchmark against the broker at `referenceUrl` (none: IoT Bridge alone); `ownReference`: the bench started it,
  * so it must answer; `referencePid`: its process, whose CPU per message is reported beside the service's.
  */
-async function run(referenceUrl: string | undefined, referenceLabel: string, ownReference: boolean, referencePid: number | undefined): Promise<void> {
+async function run(dialect: Dialect, referenceUrl: string | undefined, referenceLabel: string, ownReference: boolean, referencePid: number | undefined): Promise<RunFigures> {
   const dataDir = await temporaryDirectory('iotbridge-bench-mqtt-');
   let bridgeTarget: Target | undefined;
   // The service in its own process; it reports its ports, the messages whose triggers finished, and at the
@@ -321,7 +356,7 @@ async function run(referenceUrl: string | undefined, referenceLabel: string, own
   const compiled = import.meta.url.endsWith('.js');
   const service = fork(new URL(compiled ? './mqtt-service.js' : './mqtt-service.ts', import.meta.url), [], {
     execArgv: [...(compiled ? [] : ['--import', 'tsx']), ...serviceNodeArgs()],
-    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_ADMIN_TOKEN: TOKEN },
+    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_ADMIN_TOKEN: TOKEN, ...(dialect.databaseUrl ? { BENCH_DATABASE_URL: dialect.databaseUrl } : {}) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let serviceWarnings = 0;
@@ -508,7 +543,7 @@ async function run(referenceUrl: string | undefined, referenceLabel: string, own
     const ratio = (bridgeValue: number, referenceValues: number[]) => (referenceValues.length === RUNS ? (bridgeValue / median(referenceValues)).toFixed(2) : '–');
     const refCell = (values: number[], show: (n: number) => string) => (values.length === RUNS ? show(median(values)) : '–');
     console.log(
-      `# IoT Bridge MQTT: ${cpus().length} cores, Node ${process.version}, SQLite, the service in its own process, ${DEVICES} devices (mqtt.js, MQTT 3.1.1, QoS 1, in the benchmark's process), ` +
+      `# IoT Bridge MQTT: ${cpus().length} cores, Node ${process.version}, ${dialect.name}, the service in its own process, ${DEVICES} devices (mqtt.js, MQTT 3.1.1, QoS 1, in the benchmark's process), ` +
         `${MESSAGES} messages per round, in flight per device ≤${WINDOW} un-acked (≤${FINISH_WINDOW} unfinished when saturating to finished), median of ${RUNS} runs; reference: ${reference ? referenceLabel : 'none'}\n`,
     );
     console.log('| measure | IoT Bridge | Mosquitto (reference) | ratio bridge/Mosquitto |');
@@ -541,6 +576,7 @@ async function run(referenceUrl: string | undefined, referenceLabel: string, own
     for (const failure of referenceFailures) console.log(`!! reference round stalled: ${failure}`);
     if (duplicateFinishes > 0) console.log(`!! ${duplicateFinishes} messages finished twice (QoS 1 redelivery)`);
     if (executions !== triggered || (failed.total as number) > 0) process.exitCode = 1;
+    return { ack, finished };
   } finally {
     shuttingDown = true;
     await Promise.all(closing.map((client) => client.endAsync(true).catch(() => undefined)));
