@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import { PostgresAdapter, sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, type Transaction } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, type Transaction } from 'kysely';
 import type { Event } from '../events/event.js';
 import { dataJsonOf, rememberDataJson } from '../events/event-json.js';
 import { shardOf } from '../events/shards.js';
@@ -7,7 +7,7 @@ import type { EventStore, HistoryQuery, StoredEvent, StreamQuery } from '../even
 import { fromJson, type EventsTable, type Schema } from './schema.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 import { firstSeqAtOrAfter } from './seq-bound.js';
-import { deleteSeqsBelow, toIso, toMs } from './sql.js';
+import { deleteSeqsBelow, onPostgres, toIso, toMs } from './sql.js';
 
 /** How far out of time order events may be numbered (accepted in batches by several writers). */
 const EVENT_ORDER_SLACK_MS = 60_000;
@@ -235,7 +235,7 @@ function historyConditions(accountId: string, query: HistoryQuery, beforeSeq: nu
 /** Inserts events into the history (and so the queue); returns their seqs in the events' order. */
 export async function insertEvents(trx: Transaction<Schema>, events: readonly Event[]): Promise<number[]> {
   if (events.length === 0) return [];
-  const rows = trx.getExecutor().adapter instanceof PostgresAdapter ? await insertAsArrays(trx, events) : await insertAsValues(trx, events);
+  const rows = onPostgres(trx) ? await insertAsArrays(trx, events) : await insertAsValues(trx, events);
   // RETURNING order is not promised for multi-row inserts: map back by id.
   const seqById = new Map(rows.map((row) => [row.id, Number(row.seq)]));
   return events.map((event) => seqById.get(event.id)!);

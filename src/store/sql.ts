@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql, type Compilable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Page, PageRequest } from '../domain/pagination.js';
 import type { Schema } from './schema.js';
 import { isoTime, timeMs } from '../domain/time.js';
@@ -8,6 +8,15 @@ import { isoTime, timeMs } from '../domain/time.js';
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/**
+ * True when `db` (or a transaction of it) is on PostgreSQL. Bulk inserts there send one array per column
+ * (`unnest`): the same short statement whatever the number of rows, instead of a VALUES list built, sent and
+ * parsed anew for every batch (docs/performance.md, session 28).
+ */
+export function onPostgres(db: Kysely<Schema>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 export const toMs = timeMs;

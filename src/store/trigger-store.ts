@@ -1,11 +1,11 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { PageRequest } from '../domain/pagination.js';
 import type { Execution, ExecutionFilter, ExecutionStore } from '../triggers/executions.js';
 import type { TriggerFilter } from '../triggers/filters.js';
 import type { RunStatus } from '../triggers/sandbox/protocol.js';
 import type { GlobalVariable, Trigger, TriggerStore } from '../triggers/triggers.js';
 import { fromJson, toJson, type ExecutionsTable, type Schema, type TriggersTable } from './schema.js';
-import { deleteSeqsBelow, pageOf, toIso, toMs } from './sql.js';
+import { deleteSeqsBelow, onPostgres, pageOf, toIso, toMs } from './sql.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 
 export class SqlTriggerStore implements TriggerStore {
@@ -78,7 +78,9 @@ export class SqlExecutionStore implements ExecutionStore {
 
   async insert(executions: readonly Execution[]): Promise<void> {
     if (this.#hot) return this.#hot.recordExecutions(executions);
-    // Chunks keep each statement under the bound-parameter limits of both dialects.
+    if (executions.length === 0) return;
+    if (onPostgres(this.#db)) return this.#insertAsArrays(executions);
+    // Chunks keep each statement under SQLite's bound-parameter limit.
     for (let i = 0; i < executions.length; i += 500) {
       await this.#db
         .insertInto('executions')
@@ -100,6 +102,18 @@ export class SqlExecutionStore implements ExecutionStore {
       })))
         .execute();
     }
+  }
+
+  /** PostgreSQL: one array per column (as the events: src/store/sql.ts `onPostgres`). */
+  async #insertAsArrays(executions: readonly Execution[]): Promise<void> {
+    const column = <T>(value: (execution: Execution) => T) => executions.map((execution) => value(execution));
+    await sql`insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)
+      select id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs::jsonb, test, context::jsonb, groups::jsonb
+      from unnest(${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.triggerId)}::text[], ${column((e) => e.eventId)}::text[],
+        ${column((e) => e.eventType)}::text[], ${column((e) => toMs(e.startedAt))}::bigint[], ${column((e) => e.durationMs)}::real[], ${column((e) => e.status)}::text[],
+        ${column((e) => e.error)}::text[], ${column((e) => e.line)}::integer[], ${column((e) => toJson(e.logs))}::text[], ${column((e) => (e.test ? 1 : 0))}::integer[],
+        ${column((e) => toJson(e.context))}::text[], ${column((e) => toJson(e.groups))}::text[])
+        as t(id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)`.execute(this.#db);
   }
 
   async list(accountId: string, filter: ExecutionFilter, request: PageRequest) {

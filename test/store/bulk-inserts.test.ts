@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createEvent, type Event } from '../../src/events/event.js';
+import { newSortableId } from '../../src/domain/ids.js';
+import { openDatabase, type Database } from '../../src/store/database.js';
+import { SqlEventStore } from '../../src/store/event-store.js';
+import { SqlExecutionStore } from '../../src/store/trigger-store.js';
+import type { Execution } from '../../src/triggers/executions.js';
+import { DIALECTS, startService, type TestService } from '../helpers/service.js';
+
+/**
+ * The bulk inserts of the event pipeline (events, execution records) as the stores write them without the SQLite
+ * hot path: a VALUES list on SQLite, one array per column on PostgreSQL. Text that array literals and JSON must
+ * carry through untouched (quotes, backslashes, braces, commas, the word NULL, line breaks, astral characters),
+ * nulls where columns allow them, and batches past one VALUES chunk (500 rows).
+ */
+const AWKWARD = ['say "hi", {ok}', 'back\\slash \\" end', 'NULL', '', 'line\nbreak\ttab', '\u{1F600} \u2028 é', '{"a":[1,2]}', ' padded '];
+
+for (const dialect of DIALECTS) {
+  describe(`bulk inserts of events and executions (${dialect.name})`, { skip: dialect.skip }, () => {
+    let service: TestService;
+    let database: Database;
+
+    before(async () => {
+      service = await startService(dialect.name);
+      database = openDatabase(service.bridge.config);
+    });
+    after(async () => {
+      await database?.close();
+      await service?.stop();
+    });
+
+    it('stores events as given and returns their seqs in the order given, across more than one chunk', async () => {
+      const accountId = `acc-bulk-${dialect.name}`;
+      const events: Event[] = [];
+      for (let i = 0; i < 1203; i++) {
+        const text = AWKWARD[i % AWKWARD.length]!;
+        events.push(
+          createEvent({
+            type: i % 2 ? 'custom' : text || 'empty',
+            accountId,
+            serviceId: i % 3 ? null : `svc-${text}`,
+            endpointId: i % 5 ? `ep-${i % 7}` : null,
+            endpointKey: i % 5 ? text : null,
+            data: i % 11 ? { text, n: i, list: [text, null, { deep: text }] } : text,
+          }),
+        );
+      }
+      const store = new SqlEventStore(database.db);
+      const seqs = await store.accept(events);
+      assert.equal(seqs.length, events.length);
+      for (let i = 1; i < seqs.length; i++) assert.ok(seqs[i]! > seqs[i - 1]!, `seq ${i} after seq ${i - 1}`);
+      for (const [i, event] of events.entries()) assert.deepEqual(await store.get(accountId, event.id), event, `event ${i}`);
+      assert.deepEqual(await store.accept([]), []);
+    });
+
+    it('stores execution records as given, nulls and awkward logs included', async () => {
+      const accountId = `acc-bulk-exec-${dialect.name}`;
+      const triggerId = `trg-bulk-${dialect.name}`;
+      const executions: Execution[] = AWKWARD.map((text, i) => ({
+        id: newSortableId(),
+        accountId,
+        triggerId,
+        eventId: `ev-${i}`,
+        eventType: text || 'empty',
+        startedAt: new Date(1_700_000_000_000 + i).toISOString(),
+        durationMs: 0.25 * i,
+        status: i % 2 ? 'failed' : 'success',
+        error: i % 2 ? text : null,
+        line: i % 2 ? i : null,
+        logs: [text, `${text}!`],
+        test: i % 3 === 0,
+        context: { text, n: i },
+        groups: [text],
+      }));
+      const store = new SqlExecutionStore(database.db);
+      await store.insert(executions);
+      await store.insert([]);
+      const page = await store.list(accountId, { triggerId }, { limit: 100, offset: 0 });
+      assert.equal(page.total, executions.length);
+      // Listed newest first.
+      assert.deepEqual([...page.items].reverse(), executions);
+    });
+  });
+}
