@@ -38,6 +38,11 @@ export class DurablePersistence extends MemoryPersistence {
   readonly #notices: PersistenceNotices | undefined;
   /** Cluster only: sessions whose messages this node holds in memory, with how many connections hold each. */
   readonly #held = new Map<string, number>();
+  /**
+   * Persistent sessions' queued messages already sent, by client and message identity, with the packet id they went
+   * with: the broker sends such a message again at a reconnection, and a PUBLISH sent again carries DUP (MQTT-3.3.1-1).
+   */
+  readonly #sent = new Map<string, Map<string, number>>();
 
   constructor(store: MqttSessionStore, serviceId: string, logger: Logger, notices?: PersistenceNotices) {
     super();
@@ -121,12 +126,20 @@ export class DurablePersistence extends MemoryPersistence {
 
   /**
    * Queues a stored message in memory again with the packet id it was sent with: the in-memory queue's enqueue
-   * clears the id of a QoS 1/2 packet, and a resend must use the original one (MQTT-4.4.0-1).
+   * clears the id of a QoS 1/2 packet, and a resend must use the original one (MQTT-4.4.0-1). A released QoS 2
+   * message comes back as its PUBREL, which the broker sends again at the device's next connection instead of the
+   * PUBLISH, as aedes' own PUBREC handler leaves it.
    */
   async #restoreQueued(clientId: string, stored: StoredPacket): Promise<void> {
     const packet = asAedesPacket(stored);
     await super.outgoingEnqueue({ clientId }, packet);
-    if (stored.messageId !== undefined) await super.outgoingUpdate(asClient(clientId), packet);
+    if (stored.messageId === undefined) return;
+    await super.outgoingUpdate(asClient(clientId), packet);
+    this.#markSent(clientId, packet);
+    if (!stored.released) return;
+    const pubrel = { cmd: 'pubrel', messageId: stored.messageId } as unknown as AedesPacket;
+    await super.outgoingUpdate(asClient(clientId), pubrel);
+    carryIdentity(pubrel, packet);
   }
 
   /** Forgets a session's queued and half-received messages in memory (they stay stored). */
@@ -138,6 +151,17 @@ export class DurablePersistence extends MemoryPersistence {
     // Each call removes the first queued packet with that packet id (or without one, for those never sent).
     for (const packet of queued) await super.outgoingClearMessageId(client, packet);
     this.#queued.delete(clientId);
+    this.#sent.delete(clientId);
+  }
+
+  /** Whether `packet` was sent before with its packet id: remembered otherwise, for the next time (persistent sessions). */
+  #markSent(clientId: string, packet: AedesPacket): boolean {
+    let sent = this.#sent.get(clientId);
+    if (!sent) this.#sent.set(clientId, (sent = new Map<string, number>()));
+    const identity = identityOf(packet);
+    if (sent.get(identity) === packet.messageId) return true;
+    sent.set(identity, packet.messageId!);
+    return false;
   }
 
   /** Whether this node holds the messages of `clientId`'s session in memory: always, outside a cluster. */
@@ -183,6 +207,7 @@ export class DurablePersistence extends MemoryPersistence {
     const durable = this.#durable.delete(client.id);
     if (durable) await this.#store.deleteSession(this.#serviceId, client.id);
     this.#queued.delete(client.id);
+    this.#sent.delete(client.id);
     await super.cleanSubscriptions(client);
     if (durable) this.#changedSubscriptions(client.id);
   }
@@ -235,9 +260,11 @@ export class DurablePersistence extends MemoryPersistence {
       await super.outgoingUpdate(client, packet);
     }
     // After the update: with the identity, the in-memory queue would have kept the PUBLISH instead of the PUBREL.
-    if (released) Object.assign(packet, { brokerId: released.brokerId, brokerCounter: released.brokerCounter });
+    if (released) carryIdentity(packet, released);
+    // The broker writes this very packet next: a resend at a reconnection (aedes keeps the stored DUP flag, false).
+    if (packet.cmd === 'publish' && packet.messageId !== undefined && this.#durable.has(client.id) && this.#markSent(client.id, packet)) packet.dup = true;
     if (this.#durable.has(client.id) && packet.messageId !== undefined) {
-      await this.#store.setMessageId(this.#serviceId, client.id, packet.brokerId, packet.brokerCounter, packet.messageId);
+      await this.#store.setMessageId(this.#serviceId, client.id, packet.brokerId, packet.brokerCounter, packet.messageId, packet.cmd === 'pubrel');
     }
   }
 
@@ -252,6 +279,7 @@ export class DurablePersistence extends MemoryPersistence {
     // The in-memory persistence answers undefined when the id is unknown (a duplicate PUBACK).
     if ((removed as AedesPacket | undefined) === undefined) return removed;
     this.#queued.set(client.id, Math.max(0, (this.#queued.get(client.id) ?? 1) - 1));
+    this.#sent.get(client.id)?.delete(identityOf(removed));
     if (this.#durable.has(client.id)) await this.#store.dequeue(this.#serviceId, client.id, removed.brokerId, removed.brokerCounter);
     return removed;
   }
@@ -297,6 +325,23 @@ export class DurablePersistence extends MemoryPersistence {
   async subscribeOffline(clientId: string, subscription: { topic: string; qos: 0 | 1 | 2 }): Promise<void> {
     await this.addSubscriptions(asClient(clientId, false), [subscription]);
   }
+}
+
+/**
+ * Gives a PUBREL the identity of the message it releases (aedes' broker id and counter), by which the PUBCOMP
+ * dequeues the stored message. Not enumerable: it is no field of the packet (aedes' persistence suite compares
+ * queued PUBRELs as `{ cmd, messageId }`), only what this persistence reads back.
+ */
+function carryIdentity(pubrel: AedesPacket, message: Pick<AedesPacket, 'brokerId' | 'brokerCounter'>): void {
+  Object.defineProperties(pubrel, {
+    brokerId: { value: message.brokerId, enumerable: false, writable: true, configurable: true },
+    brokerCounter: { value: message.brokerCounter, enumerable: false, writable: true, configurable: true },
+  });
+}
+
+/** aedes' identity of a message: the broker that took it in and its number there. */
+function identityOf(packet: Pick<AedesPacket, 'brokerId' | 'brokerCounter'>): string {
+  return `${packet.brokerId} ${packet.brokerCounter}`;
 }
 
 function asClient(id: string, clean = false): Client {

@@ -8,6 +8,8 @@ export interface StoredPacket {
   readonly brokerId?: string;
   readonly brokerCounter?: number;
   readonly messageId?: number | undefined;
+  /** A queued QoS 2 message the device has PUBREC'd: the PUBREL, not the PUBLISH, is sent again. */
+  readonly released?: boolean;
 }
 
 export interface StoredSubscription {
@@ -58,7 +60,8 @@ export interface MqttSessionStore {
   /** Client ids of the service's sessions whose expiry is at or before `now`. */
   expiredSessions(serviceId: string, now: number): Promise<string[]>;
   enqueue(serviceId: string, clientIds: readonly string[], packet: StoredPacket & { brokerId: string; brokerCounter: number }): Promise<void>;
-  setMessageId(serviceId: string, clientId: string, brokerId: string, brokerCounter: number, messageId: number): Promise<void>;
+  /** The packet id a queued message was sent with, and whether it is now released (its PUBREL sent). */
+  setMessageId(serviceId: string, clientId: string, brokerId: string, brokerCounter: number, messageId: number, released: boolean): Promise<void>;
   dequeue(serviceId: string, clientId: string, brokerId: string, brokerCounter: number): Promise<void>;
   putIncoming(serviceId: string, clientId: string, packet: StoredPacket & { messageId: number }): Promise<void>;
   deleteIncoming(serviceId: string, clientId: string, messageId?: number): Promise<void>;

@@ -41,6 +41,7 @@ import { busShards } from './migrations/0043-bus-shards.js';
 import { heardNode } from './migrations/0044-heard-node.js';
 import { fotaJobNode } from './migrations/0045-fota-job-node.js';
 import { leanExecutions } from './migrations/0046-lean-executions.js';
+import { mqttReleased } from './migrations/0047-mqtt-released.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -86,6 +87,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0044-heard-node': heardNode(),
     '0045-fota-job-node': fotaJobNode(),
     '0046-lean-executions': leanExecutions(database.dialect),
+    '0047-mqtt-released': mqttReleased(),
   };
 }
 

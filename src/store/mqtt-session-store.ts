@@ -12,6 +12,14 @@ function decode(text: string, extra: Partial<StoredPacket> = {}): StoredPacket {
   return { topic: raw.topic, payload: Buffer.from(raw.payload, 'base64'), qos: raw.qos, retain: raw.retain, dup: raw.dup, ...extra };
 }
 
+/** What a queued message is restored from. */
+const OUTGOING = ['broker_id', 'broker_counter', 'message_id', 'released', 'packet'] as const;
+
+function decodeOutgoing(row: { broker_id: string; broker_counter: number | string; message_id: number | null; released: number; packet: string }): StoredPacket {
+  // PostgreSQL hands bigint over as text.
+  return decode(row.packet, { brokerId: row.broker_id, brokerCounter: Number(row.broker_counter), messageId: row.message_id ?? undefined, released: row.released === 1 });
+}
+
 /** MQTT session state in the service's database (migration 0013), one service's broker at a time. */
 export class SqlMqttSessionStore implements MqttSessionStore {
   readonly #db: Kysely<Schema>;
@@ -27,14 +35,13 @@ export class SqlMqttSessionStore implements MqttSessionStore {
     const [retained, subscriptions, outgoing, incoming] = await Promise.all([
       this.#db.selectFrom('mqtt_retained').select(['packet']).where('service_id', '=', serviceId).execute(),
       this.#db.selectFrom('mqtt_subscriptions').select(['client_id', 'topic', 'qos']).where('service_id', '=', serviceId).execute(),
-      this.#db.selectFrom('mqtt_outgoing').select(['client_id', 'broker_id', 'broker_counter', 'message_id', 'packet']).where('service_id', '=', serviceId).orderBy('seq').execute(),
+      this.#db.selectFrom('mqtt_outgoing').select(['client_id', ...OUTGOING]).where('service_id', '=', serviceId).orderBy('seq').execute(),
       this.#db.selectFrom('mqtt_incoming').select(['client_id', 'message_id', 'packet']).where('service_id', '=', serviceId).execute(),
     ]);
     return {
       retained: retained.map((row) => decode(row.packet)),
       subscriptions: groupBy(subscriptions, (row) => ({ topic: row.topic, qos: row.qos as 0 | 1 | 2 })),
-      // PostgreSQL hands bigint over as text.
-      outgoing: groupBy(outgoing, (row) => decode(row.packet, { brokerId: row.broker_id, brokerCounter: Number(row.broker_counter), messageId: row.message_id ?? undefined })),
+      outgoing: groupBy(outgoing, decodeOutgoing),
       incoming: groupBy(incoming, (row) => decode(row.packet, { messageId: row.message_id })),
     };
   }
@@ -42,12 +49,12 @@ export class SqlMqttSessionStore implements MqttSessionStore {
   async loadSession(serviceId: string, clientId: string): Promise<StoredSession> {
     const [subscriptions, outgoing, incoming] = await Promise.all([
       this.subscriptionsOf(serviceId, clientId),
-      this.#db.selectFrom('mqtt_outgoing').select(['broker_id', 'broker_counter', 'message_id', 'packet']).where('service_id', '=', serviceId).where('client_id', '=', clientId).orderBy('seq').execute(),
+      this.#db.selectFrom('mqtt_outgoing').select(OUTGOING).where('service_id', '=', serviceId).where('client_id', '=', clientId).orderBy('seq').execute(),
       this.#db.selectFrom('mqtt_incoming').select(['message_id', 'packet']).where('service_id', '=', serviceId).where('client_id', '=', clientId).execute(),
     ]);
     return {
       subscriptions,
-      outgoing: outgoing.map((row) => decode(row.packet, { brokerId: row.broker_id, brokerCounter: Number(row.broker_counter), messageId: row.message_id ?? undefined })),
+      outgoing: outgoing.map(decodeOutgoing),
       incoming: incoming.map((row) => decode(row.packet, { messageId: row.message_id })),
     };
   }
@@ -142,10 +149,10 @@ export class SqlMqttSessionStore implements MqttSessionStore {
       .execute();
   }
 
-  async setMessageId(serviceId: string, clientId: string, brokerId: string, brokerCounter: number, messageId: number): Promise<void> {
+  async setMessageId(serviceId: string, clientId: string, brokerId: string, brokerCounter: number, messageId: number, released: boolean): Promise<void> {
     await this.#db
       .updateTable('mqtt_outgoing')
-      .set({ message_id: messageId })
+      .set({ message_id: messageId, released: released ? 1 : 0 })
       .where('service_id', '=', serviceId)
       .where('client_id', '=', clientId)
       .where('broker_id', '=', brokerId)

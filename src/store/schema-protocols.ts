@@ -36,6 +36,8 @@ export interface MqttOutgoingTable {
   broker_counter: number;
   message_id: number | null;
   packet: string;
+  /** 1 once the device's PUBREC came for this QoS 2 message: the PUBREL is what is sent again (migration 0047). */
+  released: Generated<number>;
 }
 
 export interface MqttIncomingTable {

@@ -33,6 +33,8 @@ const WIRE_FIELDS =
 const SUBSCRIPTION_OPTIONS =
   'subscriptions are stored as topic and QoS only (mqtt_subscriptions): No Local, Retain As Published and Retain Handling are not carried and subscription identifiers are refused (docs/mqtt.md "MQTT 5"; mqtt5-adapter.ts)';
 const BYTES = 'payloads are stored as bytes (fromAedesPacket: Buffer.from): a string payload comes back as a Buffer; devices and mqtt.publish only ever give Buffers';
+const RESENT_WITH_DUP =
+  'a message sent before the restart is sent again with DUP set (MQTT-3.3.1-1; DurablePersistence.outgoingUpdate sets it on the packet the broker writes next): the pumped packet differs from the queued one by its dup flag';
 const WILLS = 'wills are not stored: DurablePersistence keeps aedes\' in-memory putWill/getWill/delWill/streamWill, so none is left after a restart';
 
 /** Abstract cases that cannot hold for a restarted broker, by design. */
@@ -60,15 +62,10 @@ const NOT_AFTER_RESTART: Readonly<Record<string, string>> = {
   'add duplicate subs to persistence for qos 0': SUBSCRIPTION_OPTIONS,
   'get topic list after concurrent subscriptions of a client': SUBSCRIPTION_OPTIONS,
   'add outgoing packet as a string and stream': BYTES,
+  'add outgoing packet as a string and pump': RESENT_WITH_DUP,
   'store, fetch and delete will message': WILLS,
   'stream all will messages': WILLS,
   'stream all will message for unknown brokers': WILLS,
-};
-
-/** Abstract cases that fail after a restart because of a bug not fixed here (reported). */
-const TODO_AFTER_RESTART: Readonly<Record<string, string>> = {
-  'update to pubrel':
-    'bug: the PUBREL state of a QoS 2 message is not stored, so a restart between PUBREC and PUBCOMP sends the PUBLISH again instead of the PUBREL (MQTT-4.4.0-1); storing it needs a store change',
 };
 
 const logger = pino({ level: 'silent' });
@@ -132,9 +129,7 @@ for (const dialect of DIALECTS) {
         test: (name, body) => {
           seen.add(name);
           const excluded = NOT_AFTER_RESTART[name];
-          const todo = TODO_AFTER_RESTART[name];
           if (excluded) it(name, { skip: `not after a restart: ${excluded}` }, body);
-          else if (todo) it(name, { todo }, body);
           else it(name, body);
         },
         persistence: async () => {
@@ -144,7 +139,7 @@ for (const dialect of DIALECTS) {
         testAsync: true,
       });
       it('every case excluded above is a case of the suite', () => {
-        assert.deepEqual([...Object.keys(NOT_AFTER_RESTART), ...Object.keys(TODO_AFTER_RESTART)].filter((name) => !seen.has(name)), []);
+        assert.deepEqual(Object.keys(NOT_AFTER_RESTART).filter((name) => !seen.has(name)), []);
       });
     });
 
@@ -191,6 +186,49 @@ for (const dialect of DIALECTS) {
         ]);
         await second.outgoingClearMessageId(client('abcde'), { cmd: 'puback', messageId: 42 } as unknown as AedesPacket);
         assert.deepEqual((await queued(await restarted(serviceId), 'abcde')).map((packet) => packet.brokerCounter), [1, 3]);
+      });
+
+      it('a QoS 2 message the device PUBREC\'d comes back as its PUBREL after a restart; the PUBCOMP then ends it for good', async () => {
+        const serviceId = await newService();
+        const first = await restarted(serviceId);
+        await first.addSubscriptions(client('abcde'), [{ topic: 'cmd/#', qos: 2 }]);
+        await first.outgoingEnqueueCombi([{ clientId: 'abcde' }], publish(1, 2));
+        await first.outgoingEnqueueCombi([{ clientId: 'abcde' }], publish(2, 2));
+        await first.outgoingUpdate(client('abcde'), publish(1, 2, { messageId: 11 }));
+        await first.outgoingUpdate(client('abcde'), publish(2, 2, { messageId: 12 }));
+        // The device's PUBREC of the first: aedes puts a PUBREL in the PUBLISH's place.
+        await first.outgoingUpdate(client('abcde'), { cmd: 'pubrel', messageId: 11 } as unknown as AedesPacket);
+        const second = await restarted(serviceId);
+        assert.deepEqual(await queued(second, 'abcde'), [
+          { cmd: 'pubrel', brokerCounter: 1, messageId: 11 },
+          { cmd: 'publish', brokerCounter: 2, messageId: 12 },
+        ]);
+        // What the broker writes at the reconnection: the PUBREL as aedes' own, without the message's fields.
+        const [pubrel] = await second.outgoingStream(client('abcde')).toArray();
+        assert.deepEqual({ ...pubrel }, { cmd: 'pubrel', messageId: 11 });
+        // A restart again before the PUBCOMP changes nothing; the PUBCOMP dequeues it for good.
+        const third = await restarted(serviceId);
+        assert.deepEqual((await queued(third, 'abcde')).map((packet) => packet.cmd), ['pubrel', 'publish']);
+        await third.outgoingClearMessageId(client('abcde'), { cmd: 'pubcomp', messageId: 11 } as unknown as AedesPacket);
+        assert.deepEqual(await queued(await restarted(serviceId), 'abcde'), [{ cmd: 'publish', brokerCounter: 2, messageId: 12 }]);
+      });
+
+      it('a PUBLISH sent again with the packet id it went with carries DUP; its first sending does not', async () => {
+        const serviceId = await newService();
+        const broker = await restarted(serviceId);
+        await broker.addSubscriptions(client('abcde'), [{ topic: 'cmd/#', qos: 1 }]);
+        await broker.outgoingEnqueueCombi([{ clientId: 'abcde' }], publish(1, 1));
+        const first = publish(1, 1, { messageId: 21 }) as AedesPublishPacket;
+        await broker.outgoingUpdate(client('abcde'), first);
+        assert.equal(first.dup, false);
+        // The device reconnects before its PUBACK: aedes sends the queued message again, through outgoingUpdate.
+        const resent = publish(1, 1, { messageId: 21 }) as AedesPublishPacket;
+        await broker.outgoingUpdate(client('abcde'), resent);
+        assert.equal(resent.dup, true);
+        // After a restart as well.
+        const afterRestart = publish(1, 1, { messageId: 21 }) as AedesPublishPacket;
+        await (await restarted(serviceId)).outgoingUpdate(client('abcde'), afterRestart);
+        assert.equal(afterRestart.dup, true);
       });
 
       it('a clean session leaves nothing of the persistent one to restore', async () => {
