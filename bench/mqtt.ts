@@ -1,301 +1,145 @@
 /**
  * MQTT benchmark: N devices (mqtt.js, MQTT 3.1.1, each logged in with its endpoint key and password) publish
  * QoS 1 messages into their topic space of an MQTT service of the real service, run in a process of its own
- * (bench/mqtt-service.ts) as Mosquitto runs in its own, while the devices share this one;
- * every publication is an `mqtt-publish` event a trivial trigger runs on. Measured, each as the median of
- * several runs:
+ * (bench/mqtt-service.ts) as Mosquitto runs in its own, while the devices share this one (the load generator:
+ * bench/mqtt-load.ts); every publication is an `mqtt-publish` event a trivial trigger runs on. Measured, each
+ * as the median of several runs:
  *   - publish → PUBACK, saturated, trigger disabled (the event is durable before PUBACK);
  *   - publish → trigger finished, saturated (until every message's trigger ran: a bus consumer subscribed
  *     after the trigger engine sees an event once the triggers for it have finished, as in bench/events.ts);
  *   - publish → trigger finished latency (p50, p99) at a paced rate.
- * The reference, measured in the same run, is the same devices and the same load on a Mosquitto the bench
- * starts fresh in a process of its own (bench/reference/mosquitto.ts: a free loopback port, anonymous,
- * persistence off, `max_queued_messages 0` so it delivers every message to the subscriber; installed with
- * `apt-get install -y mosquitto` when missing and the bench runs as root), where "finished" means one
- * subscriber to `bench/#` (QoS 1) received the message, and the PUBACK-only load goes to topics nobody
- * subscribes to. BENCH_MQTT_REFERENCE=<url> measures an existing broker instead (e.g. the system's at
- * mqtt://127.0.0.1:1883; when unreachable the IoT Bridge figures are reported alone), and
- * BENCH_MQTT_REFERENCE=none measures no reference. Each device keeps a window of publishes in flight: WINDOW un-acked in the PUBACK rounds, FINISH_WINDOW
- * not yet finished in the saturated finished rounds (so neither broker's backlog grows without bound).
+ * The references, measured in the same run with the same devices and the same load, each in a process of its own:
+ *   - a Mosquitto the bench starts fresh (bench/reference/mosquitto.ts: a free loopback port, anonymous,
+ *     persistence off, `max_queued_messages 0` so it delivers every message to the subscriber; installed with
+ *     `apt-get install -y mosquitto` when missing and the bench runs as root). BENCH_MQTT_REFERENCE=<url>
+ *     measures an existing broker instead (e.g. the system's at mqtt://127.0.0.1:1883; when unreachable its
+ *     column stays empty), and BENCH_MQTT_REFERENCE=none measures no Mosquitto;
+ *   - a bare aedes, the broker library the service is built on, without the service's work (no log-in, aedes'
+ *     in-memory persistence, no events; bench/reference/aedes.ts): how much of the service's cost is the
+ *     library's and how much its own. BENCH_MQTT_AEDES=0 leaves it out.
+ * On a reference "finished" means one subscriber to `bench/#` (QoS 1) received the message, and the PUBACK-only
+ * load goes to topics nobody subscribes to; every run has each reference's round, then the service's, of each
+ * kind. Each device keeps a window of publishes in flight: WINDOW un-acked in the PUBACK rounds, FINISH_WINDOW
+ * not yet finished in the saturated finished rounds (so no broker's backlog grows without bound).
  * The whole is run on SQLite, then on PostgreSQL (a database of its own on IOTBRIDGE_TEST_POSTGRES_URL's server,
- * skipped when unreachable), each with its Mosquitto rounds in the same run; the PostgreSQL figures are also given
+ * skipped when unreachable), each with its reference rounds in the same run; the PostgreSQL figures are also given
  * as a share of SQLite's. BENCH_MQTT_DIALECTS=sqlite (or postgres) runs one.
  *
  *   npm run bench:mqtt        (compiles into dist/ first and runs the compiled service, as npm start does)
  *   BENCH_MQTT_DEVICES=200 BENCH_MQTT_MESSAGES=5000 BENCH_RUNS=5 npm run bench:mqtt
  *   BENCH_MQTT_DEVICES=20 BENCH_MQTT_MESSAGES=40000 npm run bench:mqtt      # issue 23's "20 clients × 2,000"
  *   BENCH_MQTT_REFERENCE=mqtt://127.0.0.1:1884 BENCH_MQTT_RATE=1000 npm run bench:mqtt
+ *   BENCH_MQTT_AEDES=0 BENCH_MQTT_REFERENCE=none npm run bench:mqtt     # the service alone
  *   BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench:mqtt
  *   BENCH_MQTT_DEVICES=10 BENCH_MQTT_MESSAGES=2000 BENCH_RUNS=1 BENCH_MQTT_PACED_SECONDS=1 npm run bench:mqtt   # a quick check
  *
  * Knobs: BENCH_MQTT_DEVICES (100), BENCH_MQTT_MESSAGES (per saturated round, 20,000), BENCH_RUNS (3),
  * BENCH_MQTT_WINDOW (10), BENCH_MQTT_FINISH_WINDOW (3), BENCH_MQTT_RATE (500 msg/s),
  * BENCH_MQTT_PACED_SECONDS (3), BENCH_MQTT_REFERENCE (unset: a fresh Mosquitto; a URL; `none`),
+ * BENCH_MQTT_AEDES (unset or 1: a fresh bare aedes; 0: none),
  * BENCH_MQTT_DIALECTS (`sqlite,postgres`), BENCH_SERVICE_NODE_ARGS, BENCH_EVENT_PARALLELISM (bench/mqtt-service.ts), BENCH_TIMEOUT (s before the
  * whole bench gives up; from the settings).
  */
 import { fork } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
+import { batched, closingAll, connect, CpuPerMessage, duplicateFinishes, FINISH_WINDOW, MESSAGES, PACED_SECONDS, paced, RATE, retire, saturated, WINDOW, type Latency, type Target } from './mqtt-load.js';
 import type { ServiceMessage } from './mqtt-service.js';
+import { startBareAedes, type BareAedes } from './reference/aedes.js';
 import { postgresDatabase, POSTGRES_URL } from './reference/postgres.js';
 import { childrenCpuSecondsOf, cpuSecondsOf, serviceNodeArgs, temporaryDirectory, watchdog } from './reference/processes.js';
 import { startMosquitto, type Mosquitto } from './reference/mosquitto.js';
 
 const DEVICES = Number(process.env.BENCH_MQTT_DEVICES ?? 100);
-/** Messages per saturated round: a round of a few seconds measures the sustained rate, not filling and draining. */
-const MESSAGES = Number(process.env.BENCH_MQTT_MESSAGES ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-/** Un-acked QoS 1 publishes each device keeps in flight. */
-const WINDOW = Number(process.env.BENCH_MQTT_WINDOW ?? 10);
-/**
- * Unfinished publishes each device keeps in flight when saturating to "finished". A Mosquitto with its
- * default max_queued_messages (1000) dropped QoS 1 messages for the subscriber with 10 per device (1000
- * outstanding) in every round here, and with 5 (500) in most rounds; the bench's own Mosquitto has no such
- * limit, and the default stays at 3 × 100 so that figures compare with earlier runs (and with a broker given
- * as BENCH_MQTT_REFERENCE).
- */
-const FINISH_WINDOW = Number(process.env.BENCH_MQTT_FINISH_WINDOW ?? 3);
-/** Offered rate of the latency rounds: well under saturation, so latency is the pipeline's, not a queue's. */
-const RATE = Number(process.env.BENCH_MQTT_RATE ?? 500);
-const PACED_SECONDS = Number(process.env.BENCH_MQTT_PACED_SECONDS ?? 3);
-/** Unset: a Mosquitto started by the bench; `none`: no reference; else the URL of a broker to measure. */
+/** Unset: a Mosquitto started by the bench; `none`: no Mosquitto; else the URL of a broker to measure. */
 const REFERENCE_SETTING = process.env.BENCH_MQTT_REFERENCE;
+/** A bare aedes started by the bench unless `0`. */
+const BARE_AEDES = process.env.BENCH_MQTT_AEDES !== '0';
 const DIALECTS = (process.env.BENCH_MQTT_DIALECTS ?? 'sqlite,postgres').split(',').map((name) => name.trim().toLowerCase());
-const TIMEOUT = Number(process.env.BENCH_TIMEOUT ?? DIALECTS.length * (600 + RUNS * 2 * (3 * (MESSAGES / 1000) + 2 * PACED_SECONDS + 10)));
+/** Per run, rounds of the service and of up to two references. */
+const TIMEOUT = Number(process.env.BENCH_TIMEOUT ?? DIALECTS.length * (600 + RUNS * 3 * (3 * (MESSAGES / 1000) + 2 * PACED_SECONDS + 10)));
 /** A round of the service that makes no progress for this long has stalled: it fails instead of hanging. */
 const STALL_MS = 15_000;
-/** The same for the reference, which has nothing slow to wait for: a stall there is a dropped message. */
+/** The same for a reference, which has nothing slow to wait for: a stall there is a dropped message. */
 const REFERENCE_STALL_MS = 5_000;
 /** Attempts of a reference round before its figure is left out. */
 const REFERENCE_ATTEMPTS = 3;
 const TOKEN = 'AT:bench-admin-token-000000000';
 const PASSWORD = 'bench-device-secret';
-/** Set when the benchmark closes its connections: closes after that are no incidents. */
-let shuttingDown = false;
-/** Clients closed on purpose before the end. */
-const retired = new WeakSet<MqttClient>();
-/** Messages that finished twice (a QoS 1 message delivered again): reported, counted once. */
-let duplicateFinishes = 0;
 const RUN_ID = `${process.pid.toString(36)}${Date.now().toString(36)}`;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 
-/** One round's messages: when each was published, acknowledged and finished (0: not yet). */
-class Round {
-  readonly tag: string;
-  readonly count: number;
-  readonly publishedAt: Float64Array;
-  readonly finishedAt: Float64Array;
-  acked = 0;
-  finished = 0;
-  lastFinishAt = 0;
-  /** Set when the round ended (or failed): its senders stop. */
-  stopped = false;
-  readonly allFinished: Promise<void>;
-  #resolve: () => void = () => undefined;
-  /** Whoever waits for one message to finish, by sequence number. */
-  readonly #waiters = new Map<number, () => void>();
-
-  constructor(tag: string, count: number) {
-    this.tag = tag;
-    this.count = count;
-    this.publishedAt = new Float64Array(count);
-    this.finishedAt = new Float64Array(count);
-    this.allFinished = new Promise((resolve) => (this.#resolve = resolve));
-  }
-
-  finish(seq: number): void {
-    if (!Number.isInteger(seq) || seq < 0 || seq >= this.count) return;
-    if (this.finishedAt[seq] !== 0) {
-      duplicateFinishes++;
-      return;
-    }
-    this.lastFinishAt = this.finishedAt[seq] = performance.now();
-    this.#waiters.get(seq)?.();
-    this.#waiters.delete(seq);
-    if (++this.finished === this.count) this.#resolve();
-  }
-
-  finishedOne(seq: number): Promise<void> {
-    if (this.finishedAt[seq] !== 0) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.set(seq, resolve));
-  }
-
-  progress(): string {
-    return `${this.acked}/${this.count} acked, ${this.finished}/${this.count} finished`;
-  }
-}
-
-/** `work`, failed when neither acks nor finishes move for `stallMs`. */
-async function watched<T>(round: Round, what: string, work: Promise<T>, stallMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<never>((_resolve, reject) => {
-    let last = -1;
-    let since = performance.now();
-    timer = setInterval(() => {
-      const now = round.acked + round.finished;
-      if (now !== last) {
-        last = now;
-        since = performance.now();
-      } else if (performance.now() - since > stallMs) {
-        reject(new Error(`${what}: no progress for ${stallMs / 1000} s (${round.progress()})`));
-      }
-    }, 250);
-  });
-  try {
-    return await Promise.race([work, stalled]);
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-/** A broker under test: its connected devices, the topic device `d` publishes on, and where finished messages are seen. */
-interface Target {
+/** A reference broker, measured beside the service in the same run. */
+interface Reference {
+  /** Its column in the table: "Mosquitto", "bare aedes". */
   readonly name: string;
-  readonly clients: MqttClient[];
-  /** Topic of a message that ends in "finished" (a trigger, a subscriber) / that only gets a PUBACK. */
-  topic(device: number, tag: string, finishing: boolean): string;
-  /** Set while a round runs: where the finish sink reports. */
-  current: Round | undefined;
-  /** How long a round may make no progress before it counts as stalled. */
-  readonly stallMs: number;
-  /** Called before a round whose messages finish (and before its clock starts). */
-  readonly beforeFinishing?: () => Promise<void>;
-  /** Connections closed or errors during the benchmark (should stay empty). */
-  readonly incidents: string[];
+  /** Its ratio column is "ratio bridge/<short>". */
+  readonly short: string;
+  readonly url: string;
+  /** What it is and where it runs, for the report's first line. */
+  readonly label: string;
+  /** Started by the bench, so it must answer; a broker given by URL may not (its column then stays empty). */
+  readonly own: boolean;
+  /** Its process, whose CPU per message is reported beside the service's (unknown for a broker given by URL). */
+  readonly pid: number | undefined;
 }
 
-interface Saturated {
-  readonly acked: number;
-  readonly finished: number;
-}
-
-/**
- * MESSAGES QoS 1 messages round-robin over the devices, each device keeping WINDOW un-acked. `closedLoop`:
- * a message stays in its device's window (of FINISH_WINDOW) until it finished, not only until PUBACK.
- */
-async function saturated(target: Target, tag: string, finishing: boolean, waitFinished: boolean, closedLoop = false): Promise<Saturated> {
-  if (finishing) await target.beforeFinishing?.();
-  const round = new Round(tag, MESSAGES);
-  target.current = round;
-  const devices = target.clients.length;
-  const started = performance.now();
-  const publishing = Promise.all(
-    target.clients.map(async (client, d) => {
-      const topic = target.topic(d, tag, finishing);
-      let next = d;
-      await Promise.all(
-        Array.from({ length: closedLoop ? FINISH_WINDOW : WINDOW }, async () => {
-          while (next < MESSAGES && !round.stopped) {
-            const seq = next;
-            next += devices;
-            round.publishedAt[seq] = performance.now();
-            await client.publishAsync(topic, String(seq), { qos: 1 });
-            round.acked++;
-            if (closedLoop) await round.finishedOne(seq);
-          }
-        }),
-      );
-    }),
-  );
-  try {
-    await watched(round, `${target.name} publish${closedLoop ? ' → finished' : ' → PUBACK'}`, publishing, target.stallMs);
-    const ackedIn = (performance.now() - started) / 1000;
-    // Also without a trigger, the bridge's events are let through the bus before the next round starts.
-    if (waitFinished) await watched(round, `${target.name} publish → finished`, round.allFinished, target.stallMs);
-    return { acked: MESSAGES / ackedIn, finished: waitFinished ? MESSAGES / ((round.lastFinishAt - started) / 1000) : NaN };
-  } finally {
-    round.stopped = true;
-    publishing.catch(() => undefined);
-    target.current = undefined;
-  }
+/** A reference's part of one run: its devices and subscriber (none when it did not answer) and its figures. */
+interface ReferenceRun {
+  readonly reference: Reference;
+  readonly target: Target | undefined;
+  readonly ack: number[];
+  readonly finished: number[];
+  readonly latency: Latency[];
+  readonly cpuAck: CpuPerMessage;
+  readonly cpuFinished: CpuPerMessage;
+  /** Kinds of round left out after REFERENCE_ATTEMPTS stalls. */
+  readonly failedKinds: Set<string>;
 }
 
 /**
- * CPU a process used per message over the measured saturated rounds (Linux /proc; none elsewhere): a per-message
- * cost that a busier or quieter machine moves less than it moves the throughput.
+ * The same devices on a reference, and one subscriber to bench/# that "finishes" each message. Each finishing
+ * round gets a new subscriber connection. Mosquitto 2.0.11 with its default max_queued_messages was seen to
+ * drop messages for the subscriber now and then ("Outgoing messages are being dropped" in its log) with at most
+ * 500 outstanding: such a round stalls and is tried again (`onReference` in `run`).
  */
-class CpuPerMessage {
-  #seconds = 0;
-  #messages = 0;
-  readonly #read: () => number | undefined;
-
-  constructor(read: () => number | undefined) {
-    this.#read = read;
-  }
-
-  /** Runs a round of `messages` and counts what it cost (a round that fails counts nothing). */
-  async measure<T>(messages: number, round: () => Promise<T>): Promise<T> {
-    const before = this.#read();
-    const result = await round();
-    const after = this.#read();
-    if (before !== undefined && after !== undefined) {
-      this.#seconds += after - before;
-      this.#messages += messages;
-    }
-    return result;
-  }
-
-  micros(): number | undefined {
-    return this.#messages > 0 ? (this.#seconds / this.#messages) * 1e6 : undefined;
-  }
-}
-
-interface Latency {
-  readonly p50: number;
-  readonly p99: number;
-}
-
-/** RATE messages per second for PACED_SECONDS (10 ms ticks), round-robin; publish → finished latency. */
-async function paced(target: Target, tag: string): Promise<Latency> {
-  const count = Math.max(1, Math.round(RATE * PACED_SECONDS));
-  await target.beforeFinishing?.();
-  const round = new Round(tag, count);
-  target.current = round;
-  const devices = target.clients.length;
-  const topics = target.clients.map((_, d) => target.topic(d, tag, true));
-  const perTick = Math.max(1, Math.round(RATE / 100));
-  const failures: Error[] = [];
-  let sent = 0;
-  const started = performance.now();
-  try {
-    const sending = (async () => {
-      while (sent < count && !round.stopped) {
-        const batch = Math.min(perTick, count - sent);
-        for (let j = 0; j < batch; j++, sent++) {
-          const seq = sent;
-          round.publishedAt[seq] = performance.now();
-          target.clients[seq % devices]!.publish(topics[seq % devices]!, String(seq), { qos: 1 }, (error) => (error ? failures.push(error) : round.acked++));
-        }
-        const next = started + (sent / RATE) * 1000;
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
+async function connectReference(reference: Reference, closing: MqttClient[]): Promise<Target> {
+  const incidents: string[] = [];
+  let subscriber: MqttClient | undefined;
+  let subscribers = 0;
+  const target: Target = {
+    name: reference.name,
+    clients: [],
+    // PUBACK-only messages go where nobody subscribes, as the bridge's go to no trigger.
+    topic: (d, tag, finishing) => `${finishing ? 'bench' : 'bench-puback'}/${tag}/${d}`,
+    current: undefined,
+    incidents,
+    stallMs: REFERENCE_STALL_MS,
+    beforeFinishing: async () => {
+      if (subscriber) {
+        retire(subscriber);
+        await subscriber.endAsync();
       }
-    })();
-    await watched(round, `${target.name} paced`, sending.then(() => round.allFinished), target.stallMs);
-    if (failures.length > 0) throw new Error(`${target.name} paced: ${failures.length} publishes failed: ${failures[0]!.message}`);
-    const latencies = Array.from(round.finishedAt, (at, seq) => at - round.publishedAt[seq]!).sort((a, b) => a - b);
-    return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-  } finally {
-    round.stopped = true;
-    target.current = undefined;
-  }
-}
-
-async function connect(url: string, options: mqtt.IClientOptions, incidents: string[], label: string): Promise<MqttClient> {
-  const client = await mqtt.connectAsync(url, { protocolVersion: 4, clean: true, keepalive: 60, reconnectPeriod: 0, connectTimeout: 30_000, ...options });
-  client.on('error', (error) => incidents.push(`${label}: error ${error.message}`));
-  client.on('close', () => {
-    if (!shuttingDown && !retired.has(client)) incidents.push(`${label}: connection closed`);
+      const fresh = await connect(reference.url, { clientId: `bench-sub-${RUN_ID}-${subscribers++}`, connectTimeout: 3000 }, incidents, `${reference.name} subscriber`);
+      closing.push(fresh);
+      fresh.on('message', (topic, payload) => {
+        const round = target.current;
+        if (round && topic.startsWith(`bench/${round.tag}/`)) round.finish(Number(payload.toString()));
+      });
+      await fresh.subscribeAsync('bench/#', { qos: 1 });
+      subscriber = fresh;
+    },
+  };
+  await target.beforeFinishing!();
+  await batched(DEVICES, 20, async (i) => {
+    const client = await connect(reference.url, { clientId: `bench-${RUN_ID}-${i}`, connectTimeout: 3000 }, incidents, `${reference.name} device ${i}`);
+    closing.push(client);
+    target.clients[i] = client;
   });
-  return client;
-}
-
-/** `count` tasks, `size` at a time. */
-async function batched(count: number, size: number, task: (i: number) => Promise<void>): Promise<void> {
-  for (let i = 0; i < count; i += size) await Promise.all(Array.from({ length: Math.min(size, count - i) }, (_, j) => task(i + j)));
+  return target;
 }
 
 /** The storage a run uses: SQLite in its data directory, or a PostgreSQL database. */
@@ -312,21 +156,31 @@ interface RunFigures {
 
 async function main(): Promise<void> {
   watchdog(TIMEOUT, 'bench:mqtt');
-  // The reference first, so that a missing Mosquitto stops the bench before the long set-up.
+  // The references first, so that a missing Mosquitto stops the bench before the long set-up.
   let mosquitto: Mosquitto | undefined;
-  if (REFERENCE_SETTING === undefined) mosquitto = await startMosquitto();
+  let aedes: BareAedes | undefined;
   try {
-    const referenceUrl = mosquitto?.url ?? (REFERENCE_SETTING === 'none' ? undefined : REFERENCE_SETTING);
-    const referenceLabel = mosquitto ? `${mosquitto.version} started by the bench at ${mosquitto.url} (its own process, max_queued_messages 0)` : referenceUrl ? `the broker at ${referenceUrl}` : 'none';
+    if (REFERENCE_SETTING === undefined) mosquitto = await startMosquitto();
+    if (BARE_AEDES) aedes = await startBareAedes();
+    const references: Reference[] = [];
+    const mosquittoUrl = mosquitto?.url ?? (REFERENCE_SETTING === 'none' ? undefined : REFERENCE_SETTING);
+    if (mosquittoUrl) {
+      const label = mosquitto ? `${mosquitto.version} started by the bench at ${mosquitto.url} (its own process, max_queued_messages 0)` : `the broker at ${mosquittoUrl}`;
+      references.push({ name: 'Mosquitto', short: 'Mosquitto', url: mosquittoUrl, label, own: mosquitto !== undefined, pid: mosquitto?.child.process.pid });
+    }
+    if (aedes) {
+      const label = `bare ${aedes.version} started by the bench at ${aedes.url} (its own process, no authentication, in-memory persistence)`;
+      references.push({ name: 'bare aedes', short: 'aedes', url: aedes.url, label, own: true, pid: aedes.child.process.pid });
+    }
     const figures = new Map<Dialect['name'], RunFigures>();
-    if (DIALECTS.includes('sqlite')) figures.set('SQLite', await run({ name: 'SQLite' }, referenceUrl, referenceLabel, mosquitto !== undefined, mosquitto?.child.process.pid));
+    if (DIALECTS.includes('sqlite')) figures.set('SQLite', await run({ name: 'SQLite' }, references));
     if (DIALECTS.includes('postgres')) {
       const postgres = await postgresDatabase();
       if (!postgres) console.log(`\nPostgreSQL not reachable at ${POSTGRES_URL}: skipped`);
       else {
         try {
           console.log('');
-          figures.set('PostgreSQL', await run({ name: 'PostgreSQL', databaseUrl: postgres.url }, referenceUrl, referenceLabel, mosquitto !== undefined, mosquitto?.child.process.pid));
+          figures.set('PostgreSQL', await run({ name: 'PostgreSQL', databaseUrl: postgres.url }, references));
         } finally {
           await postgres.drop();
         }
@@ -339,15 +193,12 @@ async function main(): Promise<void> {
     }
     if (mosquitto && mosquitto.dropped() > 0) console.log(`!! Mosquitto logged ${mosquitto.dropped()} times that it dropped messages:\n${mosquitto.child.tail()}`);
   } finally {
-    await mosquitto?.stop();
+    await Promise.all([mosquitto?.stop(), aedes?.stop()]);
   }
 }
 
-/**
- * The benchmark against the broker at `referenceUrl` (none: IoT Bridge alone); `ownReference`: the bench started it,
- * so it must answer; `referencePid`: its process, whose CPU per message is reported beside the service's.
- */
-async function run(dialect: Dialect, referenceUrl: string | undefined, referenceLabel: string, ownReference: boolean, referencePid: number | undefined): Promise<RunFigures> {
+/** The benchmark against `references` (none: IoT Bridge alone), each measured in the same run. */
+async function run(dialect: Dialect, references: readonly Reference[]): Promise<RunFigures> {
   const dataDir = await temporaryDirectory('iotbridge-bench-mqtt-');
   let bridgeTarget: Target | undefined;
   // The service in its own process; it reports its ports, the messages whose triggers finished, and at the
@@ -417,69 +268,37 @@ async function run(dialect: Dialect, referenceUrl: string | undefined, reference
     const loginSeconds = (performance.now() - loginsStarted) / 1000;
     const setupSeconds = (performance.now() - setupStarted) / 1000;
 
-    // The reference: the same devices on Mosquitto, and one subscriber to bench/# that "finishes" each message.
-    // Each finishing round gets a new subscriber connection. Mosquitto 2.0.11 with its default
-    // max_queued_messages was seen to drop messages for the subscriber now and then ("Outgoing messages are
-    // being dropped" in its log) with at most 500 outstanding: such a round stalls and is tried again.
-    let reference: Target | undefined;
-    if (referenceUrl) {
+    // The references: the same devices on each, with its subscriber.
+    const refs: ReferenceRun[] = [];
+    for (const reference of references) {
+      let target: Target | undefined;
       try {
-        const referenceIncidents: string[] = [];
-        let subscriber: MqttClient | undefined;
-        let subscribers = 0;
-        const target: Target = {
-          name: 'Mosquitto',
-          clients: [],
-          // PUBACK-only messages go where nobody subscribes, as the bridge's go to no trigger.
-          topic: (d, tag, finishing) => `${finishing ? 'bench' : 'bench-puback'}/${tag}/${d}`,
-          current: undefined,
-          incidents: referenceIncidents,
-          stallMs: REFERENCE_STALL_MS,
-          beforeFinishing: async () => {
-            if (subscriber) {
-              retired.add(subscriber);
-              await subscriber.endAsync();
-            }
-            const fresh = await connect(referenceUrl, { clientId: `bench-sub-${RUN_ID}-${subscribers++}`, connectTimeout: 3000 }, referenceIncidents, 'Mosquitto subscriber');
-            closing.push(fresh);
-            fresh.on('message', (topic, payload) => {
-              const round = target.current;
-              if (round && topic.startsWith(`bench/${round.tag}/`)) round.finish(Number(payload.toString()));
-            });
-            await fresh.subscribeAsync('bench/#', { qos: 1 });
-            subscriber = fresh;
-          },
-        };
-        await target.beforeFinishing!();
-        await batched(DEVICES, 20, async (i) => {
-          const client = await connect(referenceUrl, { clientId: `bench-${RUN_ID}-${i}`, connectTimeout: 3000 }, referenceIncidents, `Mosquitto device ${i}`);
-          closing.push(client);
-          target.clients[i] = client;
-        });
-        reference = target;
+        target = await connectReference(reference, closing);
       } catch (error) {
-        if (ownReference) throw error;
-        console.log(`!! Mosquitto not reachable at ${referenceUrl} (${(error as Error).message || String(error)}): IoT Bridge figures only, no ratio.\n`);
+        if (reference.own) throw error;
+        console.log(`!! ${reference.name} not reachable at ${reference.url} (${(error as Error).message || String(error)}): no ${reference.name} figures, no ratio.\n`);
       }
+      const cpu = () => cpuSecondsOf(reference.pid);
+      refs.push({ reference, target, ack: [], finished: [], latency: [], cpuAck: new CpuPerMessage(cpu), cpuFinished: new CpuPerMessage(cpu), failedKinds: new Set() });
     }
 
     /**
-     * A reference round of one kind. A stalled one (Mosquitto dropped a message: see `reference` above) is
-     * reported and tried again with new topics and a new subscriber; after REFERENCE_ATTEMPTS the figure is
-     * left out and so are the later rounds of the kind, so the benchmark stays short.
+     * A reference round of one kind. A stalled one (a dropped message: see `connectReference`) is reported and
+     * tried again with new topics and a new subscriber; after REFERENCE_ATTEMPTS the figure is left out and so
+     * are that reference's later rounds of the kind, so the benchmark stays short.
      */
     const referenceFailures: string[] = [];
-    const failedKinds = new Set<string>();
-    const onReference = async <T>(kind: string, work: (target: Target) => Promise<T>): Promise<T | undefined> => {
-      if (!reference || failedKinds.has(kind)) return undefined;
+    const onReference = async <T>(ref: ReferenceRun, kind: string, work: (target: Target) => Promise<T>): Promise<T | undefined> => {
+      const target = ref.target;
+      if (!target || ref.failedKinds.has(kind)) return undefined;
       for (let attempt = 1; ; attempt++) {
         try {
-          return await work(reference);
+          return await work(target);
         } catch (error) {
           const last = attempt === REFERENCE_ATTEMPTS;
           referenceFailures.push(`${(error as Error).message}; ${last ? 'the reference figure is left out' : 'tried again'}`);
           if (last) {
-            failedKinds.add(kind);
+            ref.failedKinds.add(kind);
             return undefined;
           }
         }
@@ -491,9 +310,6 @@ async function run(dialect: Dialect, referenceUrl: string | undefined, reference
     const bridgeAck: number[] = [];
     const bridgeFinished: number[] = [];
     const bridgeLatency: Latency[] = [];
-    const refAck: number[] = [];
-    const refFinished: number[] = [];
-    const refLatency: Latency[] = [];
     const push = <T>(into: T[], value: T | undefined) => value !== undefined && into.push(value);
 
     const serviceCpu = () => cpuSecondsOf(service.pid);
@@ -502,31 +318,26 @@ async function run(dialect: Dialect, referenceUrl: string | undefined, reference
       const workers = service.pid === undefined ? undefined : childrenCpuSecondsOf(service.pid, 'worker');
       return own === undefined || workers === undefined ? undefined : own + workers;
     };
-    const referenceCpu = () => cpuSecondsOf(referencePid);
-    const cpu = {
-      bridgeAck: new CpuPerMessage(serviceCpu),
-      refAck: new CpuPerMessage(referenceCpu),
-      bridgeFinished: new CpuPerMessage(serviceAndWorkersCpu),
-      refFinished: new CpuPerMessage(referenceCpu),
-    };
+    const bridgeAckCpu = new CpuPerMessage(serviceCpu);
+    const bridgeFinishedCpu = new CpuPerMessage(serviceAndWorkersCpu);
 
     const measureStarted = performance.now();
-    // Phase 1: publish → PUBACK, trigger disabled / nobody subscribed.
-    await onReference('puback', (t) => saturated(t, tag(), false, false)); // warm-up
+    // Phase 1: publish → PUBACK, trigger disabled / nobody subscribed. Each reference's round, then the service's.
+    for (const ref of refs) await onReference(ref, 'puback', (t) => saturated(t, tag(), false, false)); // warm-up
     await saturated(bridgeTarget, tag(), true, true);
     for (let r = 0; r < RUNS; r++) {
-      push(refAck, (await onReference('puback', (t) => cpu.refAck.measure(MESSAGES, () => saturated(t, tag(), false, false))))?.acked);
-      bridgeAck.push((await cpu.bridgeAck.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true))).acked);
+      for (const ref of refs) push(ref.ack, (await onReference(ref, 'puback', (t) => ref.cpuAck.measure(MESSAGES, () => saturated(t, tag(), false, false))))?.acked);
+      bridgeAck.push((await bridgeAckCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true))).acked);
     }
     // Phase 2: publish → finished (trigger / subscriber), saturated and paced.
     await setTrigger(true);
-    await onReference('finished', (t) => saturated(t, tag(), true, true, true)); // warm-up
+    for (const ref of refs) await onReference(ref, 'finished', (t) => saturated(t, tag(), true, true, true)); // warm-up
     await saturated(bridgeTarget, tag(), true, true, true);
     let triggered = MESSAGES;
     for (let r = 0; r < RUNS; r++) {
-      push(refFinished, (await onReference('finished', (t) => cpu.refFinished.measure(MESSAGES, () => saturated(t, tag(), true, true, true))))?.finished);
-      bridgeFinished.push((await cpu.bridgeFinished.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true, true))).finished);
-      push(refLatency, await onReference('paced', (t) => paced(t, tag())));
+      for (const ref of refs) push(ref.finished, (await onReference(ref, 'finished', (t) => ref.cpuFinished.measure(MESSAGES, () => saturated(t, tag(), true, true, true))))?.finished);
+      bridgeFinished.push((await bridgeFinishedCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true, true))).finished);
+      for (const ref of refs) push(ref.latency, await onReference(ref, 'paced', (t) => paced(t, tag())));
       bridgeLatency.push(await paced(bridgeTarget, tag()));
       triggered += MESSAGES + Math.max(1, Math.round(RATE * PACED_SECONDS));
     }
@@ -542,43 +353,48 @@ async function run(dialect: Dialect, referenceUrl: string | undefined, reference
     const ms = (n: number) => `${n.toFixed(1)} ms`;
     const ratio = (bridgeValue: number, referenceValues: number[]) => (referenceValues.length === RUNS ? (bridgeValue / median(referenceValues)).toFixed(2) : '–');
     const refCell = (values: number[], show: (n: number) => string) => (values.length === RUNS ? show(median(values)) : '–');
+    const answered = refs.filter((ref) => ref.target);
     console.log(
       `# IoT Bridge MQTT: ${cpus().length} cores, Node ${process.version}, ${dialect.name}, the service in its own process, ${DEVICES} devices (mqtt.js, MQTT 3.1.1, QoS 1, in the benchmark's process), ` +
-        `${MESSAGES} messages per round, in flight per device ≤${WINDOW} un-acked (≤${FINISH_WINDOW} unfinished when saturating to finished), median of ${RUNS} runs; reference: ${reference ? referenceLabel : 'none'}\n`,
+        `${MESSAGES} messages per round, in flight per device ≤${WINDOW} un-acked (≤${FINISH_WINDOW} unfinished when saturating to finished), median of ${RUNS} runs; ` +
+        `${answered.length > 1 ? 'references' : 'reference'}: ${answered.map((ref) => ref.reference.label).join('; ') || 'none'}\n`,
     );
-    console.log('| measure | IoT Bridge | Mosquitto (reference) | ratio bridge/Mosquitto |');
-    console.log('|---|---|---|---|');
+    console.log(`| measure | IoT Bridge |${refs.map((ref) => ` ${ref.reference.name} (reference) | ratio bridge/${ref.reference.short} |`).join('')}`);
+    console.log(`|---|---|${'---|---|'.repeat(refs.length)}`);
+    const row = (measure: string, bridgeValue: number, show: (n: number) => string, figuresOf: (ref: ReferenceRun) => number[]) =>
+      console.log(`| ${measure} | ${show(bridgeValue)} |${refs.map((ref) => ` ${refCell(figuresOf(ref), show)} | ${ratio(bridgeValue, figuresOf(ref))} |`).join('')}`);
     const ack = median(bridgeAck);
     const finished = median(bridgeFinished);
-    const p50 = median(bridgeLatency.map((l) => l.p50));
-    const p99 = median(bridgeLatency.map((l) => l.p99));
-    const refP50 = refLatency.map((l) => l.p50);
-    const refP99 = refLatency.map((l) => l.p99);
-    console.log(`| publish → PUBACK, saturated (no trigger / no subscriber; issue 23 target ≥ 1.0) | ${fmt(ack)} | ${refCell(refAck, fmt)} | ${ratio(ack, refAck)} |`);
-    console.log(`| publish → trigger finished / subscriber received, saturated (target ≥ 0.7) | ${fmt(finished)} | ${refCell(refFinished, fmt)} | ${ratio(finished, refFinished)} |`);
-    console.log(`| latency publish → finished at ${RATE} msg/s, p50 | ${ms(p50)} | ${refCell(refP50, ms)} | ${ratio(p50, refP50)} |`);
-    console.log(`| latency publish → finished at ${RATE} msg/s, p99 | ${ms(p99)} | ${refCell(refP99, ms)} | ${ratio(p99, refP99)} |`);
+    row('publish → PUBACK, saturated (no trigger / no subscriber; issue 23 target ≥ 1.0)', ack, fmt, (ref) => ref.ack);
+    row('publish → trigger finished / subscriber received, saturated (target ≥ 0.7)', finished, fmt, (ref) => ref.finished);
+    row(`latency publish → finished at ${RATE} msg/s, p50`, median(bridgeLatency.map((l) => l.p50)), ms, (ref) => ref.latency.map((l) => l.p50));
+    row(`latency publish → finished at ${RATE} msg/s, p99`, median(bridgeLatency.map((l) => l.p99)), ms, (ref) => ref.latency.map((l) => l.p99));
     console.log('');
     const list = (values: number[], show: (n: number) => string) => (values.length > 0 ? values.map(show).join(', ') : '–');
     const k = (n: number) => Math.round(n).toLocaleString('en-US');
-    console.log(`runs, IoT Bridge: PUBACK ${list(bridgeAck, k)}; finished ${list(bridgeFinished, k)} msg/s; p50/p99 ${bridgeLatency.map((l) => `${l.p50.toFixed(1)}/${l.p99.toFixed(1)}`).join(', ')} ms`);
-    if (reference) console.log(`runs, Mosquitto:  PUBACK ${list(refAck, k)}; finished ${list(refFinished, k)} msg/s; p50/p99 ${refLatency.map((l) => `${l.p50.toFixed(1)}/${l.p99.toFixed(1)}`).join(', ')} ms`);
+    // Names padded to one width, so that the figures line up.
+    const runs = (name: string, acks: number[], finishes: number[], latencies: Latency[]) =>
+      console.log(`runs, ${`${name}:`.padEnd(11)} PUBACK ${list(acks, k)}; finished ${list(finishes, k)} msg/s; p50/p99 ${latencies.map((l) => `${l.p50.toFixed(1)}/${l.p99.toFixed(1)}`).join(', ')} ms`);
+    runs('IoT Bridge', bridgeAck, bridgeFinished, bridgeLatency);
+    for (const ref of answered) runs(ref.reference.name, ref.ack, ref.finished, ref.latency);
     const micros = (value: number | undefined) => (value === undefined ? '–' : `${value.toFixed(1)} µs`);
     const cpuRatio = (bridgeValue: number | undefined, referenceValue: number | undefined) =>
       bridgeValue === undefined || referenceValue === undefined ? '' : ` (${(bridgeValue / referenceValue).toFixed(1)}×)`;
+    const referencesCpu = (bridgeValue: number | undefined, cpuOf: (ref: ReferenceRun) => CpuPerMessage) =>
+      answered.map((ref) => `, ${micros(cpuOf(ref).micros())} ${ref.reference.name}${cpuRatio(bridgeValue, cpuOf(ref).micros())}`).join('');
     console.log(
-      `CPU per message, measured saturated rounds: PUBACK ${micros(cpu.bridgeAck.micros())} the service, ${micros(cpu.refAck.micros())} Mosquitto${cpuRatio(cpu.bridgeAck.micros(), cpu.refAck.micros())}; ` +
-        `finished ${micros(cpu.bridgeFinished.micros())} the service with its script workers, ${micros(cpu.refFinished.micros())} Mosquitto${cpuRatio(cpu.bridgeFinished.micros(), cpu.refFinished.micros())}`,
+      `CPU per message, measured saturated rounds: PUBACK ${micros(bridgeAckCpu.micros())} the service${referencesCpu(bridgeAckCpu.micros(), (ref) => ref.cpuAck)}; ` +
+        `finished ${micros(bridgeFinishedCpu.micros())} the service with its script workers${referencesCpu(bridgeFinishedCpu.micros(), (ref) => ref.cpuFinished)}`,
     );
     console.log(`trigger executions recorded: ${executions} of ${triggered} expected, ${failed.total as number} failed; set-up ${setupSeconds.toFixed(1)} s (passwords ${passwordSeconds.toFixed(1)} s, log-ins ${loginSeconds.toFixed(1)} s), measuring ${measureSeconds.toFixed(1)} s`);
-    const incidents = [...bridgeTarget.incidents, ...(reference?.incidents ?? [])];
+    const incidents = [...bridgeTarget.incidents, ...refs.flatMap((ref) => ref.target?.incidents ?? [])];
     if (incidents.length > 0) console.log(`!! ${incidents.length} connection incidents: ${incidents.slice(0, 5).join('; ')}`);
     for (const failure of referenceFailures) console.log(`!! reference round stalled: ${failure}`);
-    if (duplicateFinishes > 0) console.log(`!! ${duplicateFinishes} messages finished twice (QoS 1 redelivery)`);
+    if (duplicateFinishes() > 0) console.log(`!! ${duplicateFinishes()} messages finished twice (QoS 1 redelivery)`);
     if (executions !== triggered || (failed.total as number) > 0) process.exitCode = 1;
     return { ack, finished };
   } finally {
-    shuttingDown = true;
+    closingAll();
     await Promise.all(closing.map((client) => client.endAsync(true).catch(() => undefined)));
     service.send('stop');
     await serviceStopped;
