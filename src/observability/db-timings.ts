@@ -1,4 +1,5 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import { FastHistogram } from './fast-series.js';
 import type { QueryListener } from '../store/database.js';
 
 const KINDS = new Set(['select', 'insert', 'update', 'delete']);
@@ -19,22 +20,15 @@ export function queryKind(sql: string): string {
  * SQLite event hot path's own prepared statements (sqlite-hot-path.ts) do not go through it and are not counted.
  */
 export function observeQueries(registry: Registry, dialect: string, onQuery: (listener: QueryListener) => void): void {
-  const registers = [registry];
-  const durations = new Histogram({
+  const durations = new FastHistogram({
     name: 'iotbridge_db_query_duration_seconds',
     help: 'Time of store queries (through Kysely), by dialect and kind (select, insert, update, delete, other)',
-    labelNames: ['dialect', 'kind'],
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
-    registers,
-  });
-  const errors = new Counter({ name: 'iotbridge_db_query_errors_total', help: 'Store queries that failed, by dialect and kind', labelNames: ['dialect', 'kind'], registers });
-  // One child per kind: observing a child skips prom-client's hashing of the labels on every query.
-  const children = new Map<string, Histogram.Internal<'dialect' | 'kind'>>();
+  }).register(registry);
+  const errors = new Counter({ name: 'iotbridge_db_query_errors_total', help: 'Store queries that failed, by dialect and kind', labelNames: ['dialect', 'kind'], registers: [registry] });
   onQuery((sql, durationMs, failed) => {
     const kind = queryKind(sql);
-    let child = children.get(kind);
-    if (!child) children.set(kind, (child = durations.labels({ dialect, kind })));
-    child.observe(durationMs / 1000);
+    durations.observe(kind, { dialect, kind }, durationMs / 1000);
     if (failed) errors.inc({ dialect, kind });
   });
 }
