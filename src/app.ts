@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { AlertWatch } from './alerts/alert-watch.js';
 import { InternalCalls } from './api/internal-calls.js';
 import { buildHttpApi } from './api/server.js';
+import { BackgroundJobs } from './background-jobs.js';
 import { ConfigError, ENV_NAMES, type Config } from './config.js';
 import { createDomain, type Domain } from './domain/domain.js';
 import type { DeviceChannels, DeviceServer } from './devices/device-server.js';
@@ -17,8 +17,6 @@ import { SendGuard } from './devices/send-guard.js';
 import { shareCaches } from './domain/change-notices.js';
 import { ClusterEventBus } from './events/cluster-bus.js';
 import { DurableEventBus, type EventBus } from './events/event-bus.js';
-import { EndpointIndexJob } from './events/endpoint-index.js';
-import { RetentionJob } from './events/retention.js';
 import { MemoryCache } from './triggers/cache.js';
 import { NO_MAILER, SmtpMailer } from './triggers/mailer.js';
 import { TriggerEngine } from './triggers/engine.js';
@@ -81,9 +79,7 @@ export class IotBridge {
   #http: FastifyInstance | undefined;
   #prometheus: Server | undefined;
   #bus: EventBus | undefined;
-  #retention: RetentionJob | undefined;
-  #alertWatch: AlertWatch | undefined;
-  #endpointIndex: EndpointIndexJob | undefined;
+  #jobs: BackgroundJobs | undefined;
   #scripts: WorkerPool | undefined;
   #presence: DevicePresence | undefined;
   #licence: Licence | undefined;
@@ -217,7 +213,7 @@ export class IotBridge {
     closeNotices = () => notices?.close();
     if (notices) shareCaches({ triggers: domain.triggers, services: domain.services, tokens: domain.tokens }, notices);
     domain.logs.watch((problem, detail) => logger.warn(detail, problem));
-    const { rootAccountId, generatedRootToken } = await this.#bootstrap(domain);
+    const { rootAccountId, generatedRootToken } = await bootstrapRoot(domain, config, logger);
     // Suspensions and limits in memory before devices connect and queued events are handled.
     const superAdmin = new SuperAdmin({ store: adminStore, domain, rootAccountId, limits: accountLimits });
     await superAdmin.load();
@@ -295,21 +291,8 @@ export class IotBridge {
     });
     await this.#beforeBusStart?.(bus);
     await bus.start();
-    // Once-events a crash left claimed but unpublished (docs/templates.md).
-    domain.solutions.start();
-    this.#retention = new RetentionJob(stores.events, stores.executions, { historyDays: config.historyRetentionDays, executionDays: config.executionRetentionDays, reports: domain.reports, logs: { days: config.logRetentionDays, deleteOlderThan: (time) => domain.logs.deleteOlderThan(time) }, logger });
-    this.#retention.start();
-    this.#alertWatch = new AlertWatch({
-      store: stores.alerts,
-      alerts: domain.alerts,
-      executions: async (accountId, range) => domain.metrics.executions(await domain.accounts.platformScope(accountId, 'alerts'), range),
-      intervalMs: config.alertCheckSeconds * 1000,
-      logger,
-    });
-    this.#alertWatch.start();
-    domain.reportMailer.start();
-    this.#endpointIndex = new EndpointIndexJob(stores.events, { logger });
-    this.#endpointIndex.start();
+    this.#jobs = new BackgroundJobs({ domain, stores, config, logger });
+    this.#jobs.start();
     presence.start();
     for (const server of this.#deviceServers) Object.assign(ports, await server.start());
     // What the guard lets out is datagrams (UDP, CoAP, LwM2M): only the ports that take datagrams could loop. A device
@@ -347,11 +330,7 @@ export class IotBridge {
   async stop(): Promise<void> {
     this.#ready = false;
     this.#licence?.stop();
-    await this.#retention?.stop();
-    await this.#alertWatch?.stop();
-    await this.#domain?.reportMailer.stop();
-    await this.#domain?.solutions.stop();
-    await this.#endpointIndex?.stop();
+    await this.#jobs?.stop();
     await this.#http?.close();
     await new Promise((resolve) => (this.#prometheus ? this.#prometheus.close(resolve) : resolve(undefined)));
     this.#prometheus = undefined;
@@ -373,31 +352,30 @@ export class IotBridge {
     this.#scripts = undefined;
     this.#database = undefined;
   }
-
-  /** First start: the root account. Every start: the configured admin token and user, when given. */
-  async #bootstrap(domain: Domain): Promise<{ rootAccountId: string; generatedRootToken: string | undefined }> {
-    const { config, logger } = this;
-    const { account: root, created } = await domain.accounts.ensureRoot();
-    let generatedRootToken: string | undefined;
-    if (config.adminToken) {
-      if (await domain.tokens.ensure(config.adminToken, root.accountId, 'admin (IOTBRIDGE_ADMIN_TOKEN)')) {
-        logger.info('created the root account Super-Admin token given in IOTBRIDGE_ADMIN_TOKEN');
-      }
-    } else if (created) {
-      generatedRootToken = (await domain.tokens.issueRootToken(root.accountId, 'root (generated on first start)')).token;
-      // The secret goes to the operator's terminal (cli.ts), never into logs that are shipped elsewhere.
-      logger.warn({ rootAccountId: root.accountId }, 'first start: generated a Super-Admin API token for the root account (printed once on stderr)');
-    }
-    if (config.adminEmail && config.adminPassword) {
-      if (await domain.users.ensure(root.accountId, config.adminEmail, config.adminPassword)) {
-        logger.info({ email: config.adminEmail }, 'created the root account Super-Admin user from IOTBRIDGE_ADMIN_EMAIL');
-      }
-    }
-    return { rootAccountId: root.accountId, generatedRootToken };
-  }
 }
 
-/** `/metrics` without authentication on a port of its own (`IOTBRIDGE_PROMETHEUS_PORT`): for a scraper on the operator's network. */
+/** First start: the root account. Every start: the configured admin token and user, when given. */
+async function bootstrapRoot(domain: Domain, config: Config, logger: Logger): Promise<{ rootAccountId: string; generatedRootToken: string | undefined }> {
+  const { account: root, created } = await domain.accounts.ensureRoot();
+  let generatedRootToken: string | undefined;
+  if (config.adminToken) {
+    if (await domain.tokens.ensure(config.adminToken, root.accountId, 'admin (IOTBRIDGE_ADMIN_TOKEN)')) {
+      logger.info('created the root account Super-Admin token given in IOTBRIDGE_ADMIN_TOKEN');
+    }
+  } else if (created) {
+    generatedRootToken = (await domain.tokens.issueRootToken(root.accountId, 'root (generated on first start)')).token;
+    // The secret goes to the operator's terminal (cli.ts), never into logs that are shipped elsewhere.
+    logger.warn({ rootAccountId: root.accountId }, 'first start: generated a Super-Admin API token for the root account (printed once on stderr)');
+  }
+  if (config.adminEmail && config.adminPassword) {
+    if (await domain.users.ensure(root.accountId, config.adminEmail, config.adminPassword)) {
+      logger.info({ email: config.adminEmail }, 'created the root account Super-Admin user from IOTBRIDGE_ADMIN_EMAIL');
+    }
+  }
+  return { rootAccountId: root.accountId, generatedRootToken };
+}
+/** `/metrics` without authentication on a port of its own
+ (`IOTBRIDGE_PROMETHEUS_PORT`): for a scraper on the operator's network. */
 async function servePrometheus(metrics: ServiceMetrics, port: number, host: string): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || (request.url ?? '').split('?')[0] !== '/metrics') {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { partitionOf, type Event } from './event.js';
 import type { EventQueue, StoredEvent } from './event-store.js';
+import { HandledCursor } from './handled-cursor.js';
 
 /** Something that reacts to events: alerts, metrics, tests. It may be slow; what it throws is logged. */
 export type EventConsumer = (event: Event) => Promise<unknown>;
@@ -91,24 +92,10 @@ export class DurableEventBus implements EventBus {
   #batch: { events: Event[]; settle: { resolve: () => void; reject: (error: unknown) => void }[] } | undefined;
   /** Commits run one after another, so sequence numbers reach dispatch in increasing order. */
   #committing: Promise<void> = Promise.resolve();
-  /** Dispatched seqs in increasing order from `#outstandingHead`; with `#handled`, the low-water mark. */
-  #outstanding: number[] = [];
-  #outstandingHead = 0;
-  readonly #handled = new Set<number>();
+  readonly #cursor: HandledCursor;
   /** A moving average of the time handling took per event (ms): it sizes the turns. Unknown until one is handled. */
   #msPerEvent: number | undefined;
-  /** Every event at or below this seq is handled; saved once per tick when it moved. */
-  #handledThrough = 0;
-  #savedThrough = 0;
-  #saveScheduled = false;
-  /**
-   * Cursor saves run one after another: a save that waits for the database (PostgreSQL, a cluster's shard rows)
-   * must not be joined by one per tick, or they queue on the same rows' locks.
-   */
-  #saving: Promise<void> = Promise.resolve();
   #lastSeq = 0;
-  /** The highest seq handled: what a stop fills the gaps up to. */
-  #highestHandled = 0;
   #running = false;
   /** While stopping: events up to this seq still run (they fill the gaps below the last one handled). */
   #finishThrough: number | undefined;
@@ -127,6 +114,7 @@ export class DurableEventBus implements EventBus {
     this.#store = store;
     this.#options = options;
     this.#maxInMemory = Math.max(1, options.maxInMemory ?? DEFAULT_BACKLOG_IN_MEMORY);
+    this.#cursor = new HandledCursor({ save: (through) => store.saveHandledThrough(through), beforeSave: options.beforeCursorSave, logger: options.logger });
   }
 
   /** What waits for its turn: in memory, and whether newer events wait in the store only (diagnostics, tests). */
@@ -151,7 +139,8 @@ export class DurableEventBus implements EventBus {
     this.#running = true;
     this.#deferred = [];
     // Everything accepted before the last stop (or crash) and not yet handled, as much as memory may hold.
-    this.#handledThrough = this.#savedThrough = this.#lastSeq = this.#highestHandled = await this.#store.handledThrough();
+    this.#lastSeq = await this.#store.handledThrough();
+    this.#cursor.reset(this.#lastSeq);
     const pending = await this.#store.pending(this.#lastSeq, this.#maxInMemory);
     if (pending.length > 0) this.#options.logger.info({ from: pending[0]?.seq }, 'resuming queued events');
     // Known before the first of them is handled, so that handling them reads back the rest.
@@ -179,14 +168,10 @@ export class DurableEventBus implements EventBus {
     while (this.#active.size > 0) await Promise.all(this.#active.values());
     await this.#finishGaps();
     await this.#committing;
-    await this.#saving;
-    await this.#saveCursor();
+    await this.#cursor.flush();
     // Whatever was waiting is after the cursor in the store and is loaded again by the next start.
     this.#waiting.clear();
     this.#ready.length = 0;
-    this.#outstanding = [];
-    this.#outstandingHead = 0;
-    this.#handled.clear();
     this.#inMemory = 0;
     this.#spilled = false;
   }
@@ -245,7 +230,7 @@ export class DurableEventBus implements EventBus {
       if (stored.seq <= this.#lastSeq) continue; // already dispatched (a resume racing a live commit)
       this.#lastSeq = stored.seq;
       this.#inMemory++;
-      this.#outstanding.push(stored.seq);
+      this.#cursor.dispatched(stored.seq);
       const partition = partitionOf(stored.event);
       const waiting = this.#waiting.get(partition);
       if (waiting) {
@@ -265,8 +250,8 @@ export class DurableEventBus implements EventBus {
    * last one handled stay for the next start.
    */
   async #finishGaps(): Promise<void> {
-    const through = this.#highestHandled;
-    if (through <= this.#handledThrough) return;
+    const through = this.#cursor.highest;
+    if (through <= this.#cursor.through) return;
     this.#finishThrough = through;
     try {
       this.#ready.length = 0;
@@ -321,7 +306,7 @@ export class DurableEventBus implements EventBus {
       }
       const msPerEvent = (performance.now() - started) / count;
       this.#msPerEvent = this.#msPerEvent === undefined ? msPerEvent : this.#msPerEvent * 0.9 + msPerEvent * 0.1;
-      for (const stored of taken) this.#ack(stored.seq);
+      for (const stored of taken) this.#cursor.handled(stored.seq);
     }
   }
 
@@ -366,38 +351,6 @@ export class DurableEventBus implements EventBus {
         }
       }
     });
-  }
-
-  /** Handled events advance the cursor as far as every earlier one is handled too. */
-  #ack(seq: number): void {
-    if (seq > this.#highestHandled) this.#highestHandled = seq;
-    this.#handled.add(seq);
-    while (this.#outstandingHead < this.#outstanding.length && this.#handled.has(this.#outstanding[this.#outstandingHead]!)) {
-      const done = this.#outstanding[this.#outstandingHead++]!;
-      this.#handled.delete(done);
-      this.#handledThrough = done;
-    }
-    if (this.#outstandingHead > 4096 && this.#outstandingHead * 2 > this.#outstanding.length) {
-      this.#outstanding = this.#outstanding.slice(this.#outstandingHead);
-      this.#outstandingHead = 0;
-    }
-    if (this.#saveScheduled || this.#handledThrough === this.#savedThrough) return;
-    this.#saveScheduled = true;
-    this.#saving = this.#saving.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(() => this.#saveCursor());
-  }
-
-  async #saveCursor(): Promise<void> {
-    this.#saveScheduled = false;
-    const through = this.#handledThrough;
-    if (through <= this.#savedThrough) return;
-    try {
-      await this.#options.beforeCursorSave?.();
-      await this.#store.saveHandledThrough(through);
-      this.#savedThrough = Math.max(this.#savedThrough, through);
-    } catch (error) {
-      // Events after the saved cursor are handled again after a restart: at-least-once.
-      this.#options.logger.error({ err: error, through }, 'could not save how far events are handled');
-    }
   }
 }
 
