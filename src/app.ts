@@ -253,7 +253,7 @@ export class IotBridge {
     // After the engine: the bus hands an event to its consumers in turn, so this one counts it handled.
     const metrics = new ServiceMetrics({
       onAccepted: (listener) => void bus.watch((events) => listener(events.length)),
-      onHandled: (listener) => bus.subscribe(async () => listener()),
+      onHandled: (listener) => bus.subscribeBatches(async (events) => listener(events.length)),
       backlog: () => bus.backlog,
       onExecution: (listener) => domain.executions.observe(listener),
       connectedByProtocol: () => domain.metrics.connectedByProtocol(),

@@ -10,7 +10,7 @@ import type { QueueDepth } from './queue-depths.js';
 export interface MetricSources {
   /** Events accepted (durable) and handled (every consumer saw it); see DurableEventBus.watch / subscribe. */
   readonly onAccepted: (listener: (count: number) => void) => void;
-  readonly onHandled: (listener: () => void) => void;
+  readonly onHandled: (listener: (count: number) => void) => void;
   readonly backlog: () => { inMemory: number; inStoreOnly: boolean };
   /** Every trigger run's record (Executions.observe). */
   readonly onExecution: (listener: (execution: Execution) => void) => void;
@@ -52,7 +52,7 @@ export class ServiceMetrics {
     const accepted = new Counter({ name: 'iotbridge_events_accepted_total', help: 'Events made durable (devices, API, platform)', registers });
     sources.onAccepted((count) => accepted.inc(count));
     const handled = new Counter({ name: 'iotbridge_events_handled_total', help: 'Events every consumer (the trigger engine among them) has handled', registers });
-    sources.onHandled(() => handled.inc());
+    sources.onHandled((count) => handled.inc(count));
     new Gauge({
       name: 'iotbridge_events_backlog',
       help: 'Accepted events waiting in memory for their turn',
