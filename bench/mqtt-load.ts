@@ -202,8 +202,9 @@ export class CpuPerMessage {
     return result;
   }
 
+  /** Undefined when nothing was measured, or less than /proc's resolution (10 ms) was used in all: a short round. */
   micros(): number | undefined {
-    return this.#messages > 0 ? (this.#seconds / this.#messages) * 1e6 : undefined;
+    return this.#messages > 0 && this.#seconds > 0 ? (this.#seconds / this.#messages) * 1e6 : undefined;
   }
 }
 
