@@ -1,3 +1,4 @@
+import { storableJson } from '../domain/storable-text.js';
 import type { Event } from './event.js';
 
 /**
@@ -11,11 +12,11 @@ const DATA_JSON = Symbol('dataJson');
 
 type WithDataJson = Event & { readonly [DATA_JSON]?: string };
 
-/** `JSON.stringify(event.data ?? null)`, made once per event object. */
+/** `JSON.stringify(event.data ?? null)` as the databases store it (storable-text.ts), made once per event object. */
 export function dataJsonOf(event: Event): string {
   const json = (event as WithDataJson)[DATA_JSON];
   if (json !== undefined) return json;
-  const made = JSON.stringify(event.data ?? null);
+  const made = storableJson(event.data);
   rememberDataJson(event, made);
   return made;
 }

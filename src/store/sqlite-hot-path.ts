@@ -2,6 +2,7 @@ import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { PresenceChange } from '../domain/endpoints.js';
 import type { Event } from '../events/event.js';
+import { storableText } from '../domain/storable-text.js';
 import { dataJsonOf } from '../events/event-json.js';
 import type { Execution } from '../triggers/executions.js';
 import type { Schema } from './schema.js';
@@ -157,7 +158,7 @@ export class SqliteHotPath {
         toMs(execution.startedAt),
         execution.durationMs,
         execution.status,
-        execution.error,
+        storableText(execution.error),
         execution.line,
         execution.logs.length === 0 ? '[]' : toJson(execution.logs),
         execution.test ? 1 : 0,

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { PageRequest } from '../domain/pagination.js';
+import { storableText } from '../domain/storable-text.js';
 import type { Execution, ExecutionFilter, ExecutionStore } from '../triggers/executions.js';
 import type { TriggerFilter } from '../triggers/filters.js';
 import type { RunStatus } from '../triggers/sandbox/protocol.js';
@@ -93,7 +94,7 @@ export class SqlExecutionStore implements ExecutionStore {
         started_at: toMs(execution.startedAt),
         duration_ms: execution.durationMs,
         status: execution.status,
-        error: execution.error,
+        error: storableText(execution.error),
         line: execution.line,
         logs: toJson(execution.logs),
         test: execution.test ? 1 : 0,
@@ -111,7 +112,7 @@ export class SqlExecutionStore implements ExecutionStore {
       select id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs::jsonb, test, context::jsonb, groups::jsonb
       from unnest(${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.triggerId)}::text[], ${column((e) => e.eventId)}::text[],
         ${column((e) => e.eventType)}::text[], ${column((e) => toMs(e.startedAt))}::bigint[], ${column((e) => e.durationMs)}::real[], ${column((e) => e.status)}::text[],
-        ${column((e) => e.error)}::text[], ${column((e) => e.line)}::integer[], ${column((e) => toJson(e.logs))}::text[], ${column((e) => (e.test ? 1 : 0))}::integer[],
+        ${column((e) => storableText(e.error))}::text[], ${column((e) => e.line)}::integer[], ${column((e) => toJson(e.logs))}::text[], ${column((e) => (e.test ? 1 : 0))}::integer[],
         ${column((e) => toJson(e.context))}::text[], ${column((e) => toJson(e.groups))}::text[])
         as t(id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)`.execute(this.#db);
   }

@@ -105,6 +105,20 @@ for (const dialect of DIALECTS) {
       assert.equal(post.status, 404);
       assert.equal((await service.request('POST', '/events', { token: intruder.token, account: account.accountId, body: { type: 'spoof' } })).status, 403);
     });
+
+    it("stores an event whose data holds NUL or an unpaired surrogate (as U+FFFD), and another account's event of the same moment", async () => {
+      // PostgreSQL's jsonb refuses both, and the bus commits the events of one moment together: they failed each other.
+      const neighbour = await createAccount(service, 'neighbour');
+      const [odd, plain] = await Promise.all([
+        service.request('POST', '/events', { token: account.token, body: { type: 'odd-text', endpoint: 'k.sensor-1', data: { text: 'a\u0000b', ['key\ud800']: ['\udc00'] } } }),
+        service.request('POST', '/events', { token: neighbour.token, body: { type: 'plain', data: { ok: true } } }),
+      ]);
+      assert.deepEqual([odd.status, plain.status], [202, 202], JSON.stringify([odd.body, plain.body]));
+      const stored = await service.request('GET', `/history/${odd.body.id}`, { token: account.token });
+      assert.deepEqual(stored.body.data, { text: 'a\ufffdb', ['key\ufffd']: ['\ufffd'] });
+      assert.deepEqual((await service.request('GET', `/history/${plain.body.id}`, { token: neighbour.token })).body.data, { ok: true });
+      assert.equal((await service.request('GET', `/history/${odd.body.id}`, { token: neighbour.token })).status, 404);
+    });
   });
 
   describe(`event bus ordering and durability (${dialect.name})`, { skip: dialect.skip }, () => {

@@ -54,6 +54,28 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await store.accept([]), []);
     });
 
+    it('an event or a record holding NUL or an unpaired surrogate does not fail the others committed with it', async () => {
+      // PostgreSQL's jsonb refuses both; the bus commits many devices' and tenants' events in one insert.
+      const accountId = `acc-bulk-unstorable-${dialect.name}`;
+      const event = (data: unknown) => createEvent({ type: 'custom', accountId, serviceId: null, endpointId: null, endpointKey: null, data });
+      const events = [event({ ok: 1 }), event({ text: 'a\u0000b' }), event({ ['key\ud800']: ['\udc00', 'fine'] }), event('\u0000'), event({ ok: 2 })];
+      const store = new SqlEventStore(database.db);
+      const seqs = await store.accept(events);
+      assert.equal(seqs.length, 5);
+      const read = await Promise.all(events.map(async (e) => (await store.get(accountId, e.id))?.data));
+      assert.deepEqual(read, [{ ok: 1 }, { text: 'a\ufffdb' }, { ['key\ufffd']: ['\ufffd', 'fine'] }, '\ufffd', { ok: 2 }]);
+      const triggerId = `trg-unstorable-${dialect.name}`;
+      const execution = (i: number, logs: string[]): Execution => ({
+        id: newSortableId(), accountId, triggerId, eventId: events[i]!.id, eventType: 'custom', startedAt: new Date(1_700_000_000_000 + i).toISOString(),
+        durationMs: 1, status: 'success', error: null, line: null, logs, test: false, context: { note: logs[0] }, groups: [],
+      });
+      const records = new SqlExecutionStore(database.db);
+      await records.insert([execution(0, ['fine']), { ...execution(1, ['nul \u0000 here', 'lone \ud800']), status: 'failed', error: 'thrown \u0000 \ud800' }, execution(2, ['fine too'])]);
+      const page = await records.list(accountId, { triggerId }, { limit: 10, offset: 0 });
+      assert.deepEqual(page.items.map((record) => record.logs).reverse(), [['fine'], ['nul \ufffd here', 'lone \ufffd'], ['fine too']]);
+      assert.deepEqual(page.items.map((record) => record.error).reverse(), [null, 'thrown \ufffd \ufffd', null]);
+    });
+
     it('stores execution records as given, nulls and awkward logs included', async () => {
       const accountId = `acc-bulk-exec-${dialect.name}`;
       const triggerId = `trg-bulk-${dialect.name}`;
