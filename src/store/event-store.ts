@@ -247,7 +247,7 @@ export async function insertEvents(trx: Transaction<Schema>, events: readonly Ev
  * event that way against 23–24 µs, 100 events 45–51 against 39–40 (docs/performance.md, session 28).
  */
 async function insertAsArrays(trx: Transaction<Schema>, events: readonly Event[]): Promise<{ seq: number | string; id: string }[]> {
-  const column = <T>(value: (event: Event) => T) => events.map((event) => value(event));
+  const column = <T>(value: (event: Event) => T) => events.map(value);
   const result = await sql<{ seq: string; id: string }>`insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data, bus_shard)
     select id, account_id, type, service_id, endpoint_id, endpoint_key, time, data::jsonb, bus_shard
     from unnest(${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.type)}::text[],

@@ -2,9 +2,9 @@ import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { PresenceChange } from '../domain/endpoints.js';
 import type { Event } from '../events/event.js';
-import { storableText } from '../domain/storable-text.js';
 import { dataJsonOf } from '../events/event-json.js';
 import type { Execution } from '../triggers/executions.js';
+import { executionRow } from './execution-rows.js';
 import type { Schema } from './schema.js';
 import { toJson } from './schema.js';
 import { toMs } from './sql.js';
@@ -149,22 +149,8 @@ export class SqliteHotPath {
 
   #insertExecutions(executions: readonly Execution[]): void {
     for (const execution of executions) {
-      this.#insertExecution.run(
-        execution.id,
-        execution.accountId,
-        execution.triggerId,
-        execution.eventId,
-        execution.eventType,
-        toMs(execution.startedAt),
-        execution.durationMs,
-        execution.status,
-        storableText(execution.error),
-        execution.line,
-        execution.logs.length === 0 ? '[]' : toJson(execution.logs),
-        execution.test ? 1 : 0,
-        isEmpty(execution.context) ? '{}' : toJson(execution.context),
-        execution.groups.length === 0 ? '[]' : toJson(execution.groups),
-      );
+      const row = executionRow(execution);
+      this.#insertExecution.run(row.id, row.account_id, row.trigger_id, row.event_id, row.event_type, row.started_at, row.duration_ms, row.status, row.error, row.line, row.logs, row.test, row.context, row.groups);
     }
   }
 
@@ -211,7 +197,3 @@ export class SqliteHotPath {
 }
 
 /** Most runs add no context: its JSON is then known without serialising it. */
-function isEmpty(object: Record<string, unknown>): boolean {
-  for (const _key in object) return false;
-  return true;
-}

@@ -1,12 +1,12 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { PageRequest } from '../domain/pagination.js';
-import { storableText } from '../domain/storable-text.js';
 import type { Execution, ExecutionFilter, ExecutionStore } from '../triggers/executions.js';
 import type { TriggerFilter } from '../triggers/filters.js';
 import type { RunStatus } from '../triggers/sandbox/protocol.js';
 import type { GlobalVariable, Trigger, TriggerStore } from '../triggers/triggers.js';
 import { fromJson, toJson, type ExecutionsTable, type Schema, type TriggersTable } from './schema.js';
 import { deleteSeqsBelow, onPostgres, pageOf, toIso, toMs } from './sql.js';
+import { executionRow } from './execution-rows.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 
 export class SqlTriggerStore implements TriggerStore {
@@ -82,38 +82,19 @@ export class SqlExecutionStore implements ExecutionStore {
     if (executions.length === 0) return;
     if (onPostgres(this.#db)) return this.#insertAsArrays(executions);
     // Chunks keep each statement under SQLite's bound-parameter limit.
-    for (let i = 0; i < executions.length; i += 500) {
-      await this.#db
-        .insertInto('executions')
-        .values(executions.slice(i, i + 500).map((execution) => ({
-        id: execution.id,
-        account_id: execution.accountId,
-        trigger_id: execution.triggerId,
-        event_id: execution.eventId,
-        event_type: execution.eventType,
-        started_at: toMs(execution.startedAt),
-        duration_ms: execution.durationMs,
-        status: execution.status,
-        error: storableText(execution.error),
-        line: execution.line,
-        logs: toJson(execution.logs),
-        test: execution.test ? 1 : 0,
-        context: toJson(execution.context),
-        groups: toJson(execution.groups),
-      })))
-        .execute();
-    }
+    for (let i = 0; i < executions.length; i += 500) await this.#db.insertInto('executions').values(executions.slice(i, i + 500).map(executionRow)).execute();
   }
 
   /** PostgreSQL: one array per column (as the events: src/store/sql.ts `onPostgres`). */
   async #insertAsArrays(executions: readonly Execution[]): Promise<void> {
-    const column = <T>(value: (execution: Execution) => T) => executions.map((execution) => value(execution));
+    const rows = executions.map(executionRow);
+    const column = <K extends keyof (typeof rows)[number]>(name: K) => rows.map((row) => row[name]);
     await sql`insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)
       select id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs::jsonb, test, context::jsonb, groups::jsonb
-      from unnest(${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.triggerId)}::text[], ${column((e) => e.eventId)}::text[],
-        ${column((e) => e.eventType)}::text[], ${column((e) => toMs(e.startedAt))}::bigint[], ${column((e) => e.durationMs)}::real[], ${column((e) => e.status)}::text[],
-        ${column((e) => storableText(e.error))}::text[], ${column((e) => e.line)}::integer[], ${column((e) => toJson(e.logs))}::text[], ${column((e) => (e.test ? 1 : 0))}::integer[],
-        ${column((e) => toJson(e.context))}::text[], ${column((e) => toJson(e.groups))}::text[])
+      from unnest(${column('id')}::text[], ${column('account_id')}::text[], ${column('trigger_id')}::text[], ${column('event_id')}::text[],
+        ${column('event_type')}::text[], ${column('started_at')}::bigint[], ${column('duration_ms')}::real[], ${column('status')}::text[],
+        ${column('error')}::text[], ${column('line')}::integer[], ${column('logs')}::text[], ${column('test')}::integer[],
+        ${column('context')}::text[], ${column('groups')}::text[])
         as t(id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)`.execute(this.#db);
   }
 
