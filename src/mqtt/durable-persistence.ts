@@ -261,11 +261,10 @@ export class DurablePersistence extends MemoryPersistence {
     }
     // After the update: with the identity, the in-memory queue would have kept the PUBLISH instead of the PUBREL.
     if (released) carryIdentity(packet, released);
+    if (packet.messageId === undefined || !this.#durable.has(client.id)) return;
     // The broker writes this very packet next: a resend at a reconnection (aedes keeps the stored DUP flag, false).
-    if (packet.cmd === 'publish' && packet.messageId !== undefined && this.#durable.has(client.id) && this.#markSent(client.id, packet)) packet.dup = true;
-    if (this.#durable.has(client.id) && packet.messageId !== undefined) {
-      await this.#store.setMessageId(this.#serviceId, client.id, packet.brokerId, packet.brokerCounter, packet.messageId, packet.cmd === 'pubrel');
-    }
+    if (packet.cmd === 'publish' && this.#markSent(client.id, packet)) packet.dup = true;
+    await this.#store.setMessageId(this.#serviceId, client.id, packet.brokerId, packet.brokerCounter, packet.messageId, packet.cmd === 'pubrel');
   }
 
   /** The first of `client`'s queued packets with this packet id, in memory: the one a PUBREL replaces. */
