@@ -7,6 +7,7 @@ import type { EventStore, HistoryQuery, StoredEvent, StreamQuery } from '../even
 import { fromJson, type EventsTable, type Schema } from './schema.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 import { firstSeqAtOrAfter } from './seq-bound.js';
+import { int2Array, int8Array, textArray } from './pg-binary-arrays.js';
 import { deleteSeqsBelow, onPostgres, toIso, toMs } from './sql.js';
 
 /** How far out of time order events may be numbered (accepted in batches by several writers). */
@@ -250,9 +251,9 @@ async function insertAsArrays(trx: Transaction<Schema>, events: readonly Event[]
   const column = <T>(value: (event: Event) => T) => events.map(value);
   const result = await sql<{ seq: string; id: string }>`insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data, bus_shard)
     select id, account_id, type, service_id, endpoint_id, endpoint_key, time, data::jsonb, bus_shard
-    from unnest(${column((e) => e.id)}::text[], ${column((e) => e.accountId)}::text[], ${column((e) => e.type)}::text[],
-      ${column((e) => e.serviceId)}::text[], ${column((e) => e.endpointId)}::text[], ${column((e) => e.endpointKey)}::text[],
-      ${column((e) => toMs(e.time))}::bigint[], ${column(dataJsonOf)}::text[], ${column(shardOf)}::smallint[])
+    from unnest(${textArray(column((e) => e.id))}::text[], ${textArray(column((e) => e.accountId))}::text[], ${textArray(column((e) => e.type))}::text[],
+      ${textArray(column((e) => e.serviceId))}::text[], ${textArray(column((e) => e.endpointId))}::text[], ${textArray(column((e) => e.endpointKey))}::text[],
+      ${int8Array(column((e) => toMs(e.time)))}::bigint[], ${textArray(column(dataJsonOf))}::text[], ${int2Array(column(shardOf))}::smallint[])
       as t(id, account_id, type, service_id, endpoint_id, endpoint_key, time, data, bus_shard)
     returning seq, id`.execute(trx);
   return result.rows;

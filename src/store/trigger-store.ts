@@ -5,6 +5,7 @@ import type { TriggerFilter } from '../triggers/filters.js';
 import type { RunStatus } from '../triggers/sandbox/protocol.js';
 import type { GlobalVariable, Trigger, TriggerStore } from '../triggers/triggers.js';
 import { fromJson, toJson, type ExecutionsTable, type Schema, type TriggersTable } from './schema.js';
+import { float4Array, int4Array, int8Array, textArray } from './pg-binary-arrays.js';
 import { deleteSeqsBelow, onPostgres, pageOf, toIso, toMs } from './sql.js';
 import { executionRow } from './execution-rows.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
@@ -91,10 +92,11 @@ export class SqlExecutionStore implements ExecutionStore {
     const column = <K extends keyof (typeof rows)[number]>(name: K) => rows.map((row) => row[name]);
     await sql`insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)
       select id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs::jsonb, test, context::jsonb, groups::jsonb
-      from unnest(${column('id')}::text[], ${column('account_id')}::text[], ${column('trigger_id')}::text[], ${column('event_id')}::text[],
-        ${column('event_type')}::text[], ${column('started_at')}::bigint[], ${column('duration_ms')}::real[], ${column('status')}::text[],
-        ${column('error')}::text[], ${column('line')}::integer[], ${column('logs')}::text[], ${column('test')}::integer[],
-        ${column('context')}::text[], ${column('groups')}::text[])
+      from unnest(${textArray(column('id'))}::text[], ${textArray(column('account_id'))}::text[], ${textArray(column('trigger_id'))}::text[],
+        ${textArray(column('event_id'))}::text[], ${textArray(column('event_type'))}::text[], ${int8Array(column('started_at'))}::bigint[],
+        ${float4Array(column('duration_ms'))}::real[], ${textArray(column('status'))}::text[], ${textArray(column('error'))}::text[],
+        ${int4Array(column('line'))}::integer[], ${textArray(column('logs'))}::text[], ${int4Array(column('test'))}::integer[],
+        ${textArray(column('context'))}::text[], ${textArray(column('groups'))}::text[])
         as t(id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)`.execute(this.#db);
   }
 
