@@ -15,6 +15,7 @@ import type { MqttOptions } from './mqtt-options.js';
 import { PacketGuard, PacketViolation } from './packet-guard.js';
 import type { ServiceBrokers } from './service-brokers.js';
 import type { SessionExpiry } from './session-expiry.js';
+import { carryTo } from './subscription-options.js';
 import { mayPublish, topicSpace } from './topic-space.js';
 
 /** CONNECT must arrive this long after the connection opens. */
@@ -144,7 +145,8 @@ export class ConnectionAcceptor {
         }
         if (guard.destroyed) return;
         this.#pending.set(connection, login);
-        broker.handle(connection);
+        const client = broker.handle(connection);
+        if (login.v5) carryTo(client, login.v5.adapter.subscriptionOptions);
         guard.release();
       })
       .catch((error: unknown) => {

@@ -58,7 +58,7 @@ export class DurablePersistence extends MemoryPersistence {
     for (const packet of snapshot.retained) await super.storeRetained(asAedesPacket(packet));
     for (const [clientId, subscriptions] of snapshot.subscriptions) {
       this.#durable.add(clientId);
-      await super.addSubscriptions(asClient(clientId), subscriptions.map((s) => ({ topic: s.topic, qos: s.qos })));
+      await super.addSubscriptions(asClient(clientId), subscriptions.map(subscriptionOf));
     }
     // A cluster node loads a session's messages when its device connects here (hold).
     if (this.#notices) return;
@@ -118,7 +118,7 @@ export class DurablePersistence extends MemoryPersistence {
     await super.cleanSubscriptions(asClient(clientId));
     if (subscriptions.length > 0) {
       this.#durable.add(clientId);
-      await super.addSubscriptions(asClient(clientId), subscriptions.map((s) => ({ topic: s.topic, qos: s.qos })));
+      await super.addSubscriptions(asClient(clientId), subscriptions.map(subscriptionOf));
     } else if (!this.#held.has(clientId)) {
       this.#durable.delete(clientId);
     }
@@ -189,7 +189,7 @@ export class DurablePersistence extends MemoryPersistence {
   override async addSubscriptions(client: Client, subs: Subscription[]): Promise<void> {
     if (!client.clean) {
       this.#durable.add(client.id);
-      await this.#store.addSubscriptions(this.#serviceId, client.id, subs.map((s) => ({ topic: s.topic, qos: s.qos })));
+      await this.#store.addSubscriptions(this.#serviceId, client.id, subs.map(subscriptionOf));
     }
     await super.addSubscriptions(client, subs);
     if (!client.clean) this.#changedSubscriptions(client.id);
@@ -216,7 +216,21 @@ export class DurablePersistence extends MemoryPersistence {
     await this.outgoingEnqueueCombi([sub], packet);
   }
 
-  override async outgoingEnqueueCombi(subs: { clientId: string }[], packet: AedesPacket): Promise<void> {
+  /**
+   * Queues a message for the sessions of `subs` (their subscriptions that matched it), as the broker forwards one:
+   * not to its own publisher when the subscription has No Local (MQTT-3.8.3-3; `packet.clientId` is the publisher,
+   * set at authorizePublish), and with RETAIN 0, as for an established subscription (MQTT-3.3.1-9; aedes clears it
+   * when it forwards a message live, and queued ones went out with the publisher's flag).
+   */
+  override async outgoingEnqueueCombi(subs: ({ clientId: string } & Pick<StoredSubscription, 'nl'>)[], packet: AedesPacket): Promise<void> {
+    if (subs.length === 0) return;
+    const publisher = (packet as { clientId?: string }).clientId;
+    const wanted = publisher === undefined ? subs : subs.filter((sub) => !(sub.nl && sub.clientId === publisher));
+    await this.#enqueue(wanted, (packet as AedesPublishPacket).retain ? ({ ...packet, retain: false } as AedesPacket) : packet);
+  }
+
+  async #enqueue(subs: readonly { clientId: string }[], packet: AedesPacket): Promise<void> {
+    if (subs.length === 0) return;
     const elsewhere = subs.filter((sub) => !this.#holds(sub.clientId));
     if (elsewhere.length > 0) await this.#enqueueStoredOnly(elsewhere, packet);
     const accepted = subs.filter((sub) => {
@@ -341,6 +355,12 @@ function carryIdentity(pubrel: AedesPacket, message: Pick<AedesPacket, 'brokerId
 /** aedes' identity of a message: the broker that took it in and its number there. */
 function identityOf(packet: Pick<AedesPacket, 'brokerId' | 'brokerCounter'>): string {
   return `${packet.brokerId} ${packet.brokerCounter}`;
+}
+
+/** A subscription as stored and as the broker holds it: MQTT 5 options only where the device set them. */
+function subscriptionOf(subscription: StoredSubscription | Subscription): StoredSubscription {
+  const { topic, qos, nl, rh } = subscription as StoredSubscription;
+  return nl || rh ? { topic, qos, nl: nl === true, rh: rh ?? 0 } : { topic, qos };
 }
 
 function asClient(id: string, clean = false): Client {

@@ -1,6 +1,7 @@
 import { Duplex } from 'node:stream';
 import { generate, parser, type IConnectPacket, type IPublishPacket, type ISubackPacket, type Packet, type UserProperties } from 'mqtt-packet';
 import type { PacketGuard, PacketViolation } from './packet-guard.js';
+import { SubscriptionOptions } from './subscription-options.js';
 
 /** The MQTT 5 reason codes this service sends (MQTT 5.0, 2.4). */
 export const REASON = {
@@ -123,6 +124,8 @@ export class Mqtt5Adapter extends Duplex {
   /** The device's side toward the broker has ended (a "disconnect with will"): nothing more is handed on. */
   #brokerSideEnded = false;
   #closeReason: number | undefined;
+  /** The MQTT 5 options of the device's subscriptions, for the broker (`carryTo`) and its retained messages. */
+  readonly subscriptionOptions = new SubscriptionOptions();
 
   constructor(device: PacketGuard, options: Mqtt5AdapterOptions) {
     super({ allowHalfOpen: false });
@@ -220,7 +223,8 @@ export class Mqtt5Adapter extends Duplex {
         if (packet.subscriptions.length === 0) return this.#disconnect(REASON.protocolError, 'SUBSCRIBE without topic filters');
         if (packet.properties?.subscriptionIdentifier !== undefined) return this.#disconnect(REASON.subscriptionIdentifiersNotSupported, 'subscription identifiers are not supported');
         this.#subscribing.set(packet.messageId ?? 0, packet.subscriptions.map((s) => s.topic));
-        // No Local, Retain As Published and Retain Handling have no 3.1.1 form (docs/mqtt.md).
+        // No Local and Retain Handling have no 3.1.1 form: they reach the broker beside the bytes (subscription-options.ts).
+        this.subscriptionOptions.requested(packet.messageId ?? 0, packet.subscriptions);
         return this.#toBroker({ cmd: 'subscribe', messageId: packet.messageId, subscriptions: packet.subscriptions.map((s) => ({ topic: s.topic, qos: s.qos })) });
       case 'unsubscribe':
         // [MQTT-3.10.3-2]: an UNSUBSCRIBE packet with no Payload is a Protocol Error.

@@ -129,8 +129,13 @@ export class ServiceBrokers {
         if (!login || !mayPublish(login.space, packet.topic)) return callback(new Error(`publish outside the topic space: ${packet.topic}`));
         // Taken for every publication, in order, before anything waits (resends included).
         const properties = login.v5?.adapter.takeProperties(packet.topic);
+        // The publisher, for No Local when the message is queued (aedes names it only later, when it emits the message).
+        (packet as { clientId?: string }).clientId = client.id;
         this.#activity.published(persistence, packet as AedesPublishPacket, client, properties).then(() => callback(null), callback);
       },
+      // A retained message sent because of a SUBSCRIBE (aedes clears its broker id) goes only where Retain Handling asks for it.
+      authorizeForward: (client, packet) =>
+        (packet.brokerId as string | null) === null && this.#logins.get(client)?.v5?.adapter.subscriptionOptions.wantsRetained(packet.topic) === false ? null : packet,
       authorizeSubscribe: (client, subscription, callback) => {
         const login = this.#logins.get(client);
         if (login && maySubscribe(login.space, subscription.topic)) return callback(null, subscription);

@@ -15,6 +15,10 @@ export interface StoredPacket {
 export interface StoredSubscription {
   readonly topic: string;
   readonly qos: 0 | 1 | 2;
+  /** MQTT 5 subscription options (aedes' names; absent or false/0 is MQTT 3.1.1's behaviour). No Local: not the device's own publications. */
+  readonly nl?: boolean;
+  /** Retain Handling at the last SUBSCRIBE: 0 retained messages sent, 1 only for a new subscription, 2 never. */
+  readonly rh?: 0 | 1 | 2;
 }
 
 /** Everything one service's broker restores at start. */

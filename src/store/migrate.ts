@@ -42,6 +42,7 @@ import { heardNode } from './migrations/0044-heard-node.js';
 import { fotaJobNode } from './migrations/0045-fota-job-node.js';
 import { leanExecutions } from './migrations/0046-lean-executions.js';
 import { mqttReleased } from './migrations/0047-mqtt-released.js';
+import { mqttSubscriptionOptions } from './migrations/0048-mqtt-subscription-options.js';
 
 /** Versioned migrations, in order. Never edit one that has shipped: add the next. */
 function migrations(database: Database): Record<string, Migration> {
@@ -88,6 +89,7 @@ function migrations(database: Database): Record<string, Migration> {
     '0045-fota-job-node': fotaJobNode(),
     '0046-lean-executions': leanExecutions(database.dialect),
     '0047-mqtt-released': mqttReleased(),
+    '0048-mqtt-subscription-options': mqttSubscriptionOptions(),
   };
 }
 

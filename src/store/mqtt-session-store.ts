@@ -20,6 +20,16 @@ function decodeOutgoing(row: { broker_id: string; broker_counter: number | strin
   return decode(row.packet, { brokerId: row.broker_id, brokerCounter: Number(row.broker_counter), messageId: row.message_id ?? undefined, released: row.released === 1 });
 }
 
+/** The columns of a stored subscription (migration 0048 added the MQTT 5 options). */
+const SUBSCRIPTION = ['topic', 'qos', 'no_local', 'retain_handling'] as const;
+
+function decodeSubscription(row: { topic: string; qos: number; no_local: number; retain_handling: number }): StoredSubscription {
+  const subscription: StoredSubscription = { topic: row.topic, qos: row.qos as 0 | 1 | 2 };
+  // MQTT 3.1.1 subscriptions (and MQTT 5 ones with default options) keep the shape aedes gives them.
+  if (row.no_local === 0 && row.retain_handling === 0) return subscription;
+  return { ...subscription, nl: row.no_local === 1, rh: row.retain_handling as 0 | 1 | 2 };
+}
+
 /** MQTT session state in the service's database (migration 0013), one service's broker at a time. */
 export class SqlMqttSessionStore implements MqttSessionStore {
   readonly #db: Kysely<Schema>;
@@ -34,13 +44,13 @@ export class SqlMqttSessionStore implements MqttSessionStore {
   async load(serviceId: string): Promise<SessionSnapshot> {
     const [retained, subscriptions, outgoing, incoming] = await Promise.all([
       this.#db.selectFrom('mqtt_retained').select(['packet']).where('service_id', '=', serviceId).execute(),
-      this.#db.selectFrom('mqtt_subscriptions').select(['client_id', 'topic', 'qos']).where('service_id', '=', serviceId).execute(),
+      this.#db.selectFrom('mqtt_subscriptions').select(['client_id', ...SUBSCRIPTION]).where('service_id', '=', serviceId).execute(),
       this.#db.selectFrom('mqtt_outgoing').select(['client_id', ...OUTGOING]).where('service_id', '=', serviceId).orderBy('seq').execute(),
       this.#db.selectFrom('mqtt_incoming').select(['client_id', 'message_id', 'packet']).where('service_id', '=', serviceId).execute(),
     ]);
     return {
       retained: retained.map((row) => decode(row.packet)),
-      subscriptions: groupBy(subscriptions, (row) => ({ topic: row.topic, qos: row.qos as 0 | 1 | 2 })),
+      subscriptions: groupBy(subscriptions, decodeSubscription),
       outgoing: groupBy(outgoing, decodeOutgoing),
       incoming: groupBy(incoming, (row) => decode(row.packet, { messageId: row.message_id })),
     };
@@ -60,8 +70,8 @@ export class SqlMqttSessionStore implements MqttSessionStore {
   }
 
   async subscriptionsOf(serviceId: string, clientId: string): Promise<StoredSubscription[]> {
-    const rows = await this.#db.selectFrom('mqtt_subscriptions').select(['topic', 'qos']).where('service_id', '=', serviceId).where('client_id', '=', clientId).execute();
-    return rows.map((row) => ({ topic: row.topic, qos: row.qos as 0 | 1 | 2 }));
+    const rows = await this.#db.selectFrom('mqtt_subscriptions').select(SUBSCRIPTION).where('service_id', '=', serviceId).where('client_id', '=', clientId).execute();
+    return rows.map(decodeSubscription);
   }
 
   async getRetained(serviceId: string, topic: string): Promise<StoredPacket | undefined> {
@@ -99,8 +109,23 @@ export class SqlMqttSessionStore implements MqttSessionStore {
     const byTopic = new Map(subscriptions.map((s) => [s.topic, s]));
     await this.#db
       .insertInto('mqtt_subscriptions')
-      .values([...byTopic.values()].map((s) => ({ service_id: serviceId, client_id: clientId, topic: s.topic, qos: s.qos })))
-      .onConflict((oc) => oc.columns(['service_id', 'client_id', 'topic']).doUpdateSet((eb) => ({ qos: eb.ref('excluded.qos') })))
+      .values(
+        [...byTopic.values()].map((s) => ({
+          service_id: serviceId,
+          client_id: clientId,
+          topic: s.topic,
+          qos: s.qos,
+          no_local: s.nl ? 1 : 0,
+          retain_handling: s.rh ?? 0,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['service_id', 'client_id', 'topic']).doUpdateSet((eb) => ({
+          qos: eb.ref('excluded.qos'),
+          no_local: eb.ref('excluded.no_local'),
+          retain_handling: eb.ref('excluded.retain_handling'),
+        })),
+      )
       .execute();
   }
 

@@ -26,6 +26,9 @@ export interface MqttSubscriptionsTable {
   client_id: string;
   topic: string;
   qos: number;
+  /** MQTT 5 subscription options, 0 for MQTT 3.1.1 (migration 0048): No Local 0/1, Retain Handling 0–2. */
+  no_local: Generated<number>;
+  retain_handling: Generated<number>;
 }
 
 export interface MqttOutgoingTable {

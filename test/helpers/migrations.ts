@@ -130,6 +130,15 @@ const LATER: ReadonlyArray<[name: string, undo: (db: Kysely<any>) => Promise<voi
       }
     },
   ],
+  [
+    '0048-mqtt-subscription-options',
+    async (db) => {
+      const table = (await db.introspection.getTables()).find((candidate) => candidate.name === 'mqtt_subscriptions');
+      for (const column of ['no_local', 'retain_handling']) {
+        if (table?.columns.some((existing) => existing.name === column)) await db.schema.alterTable('mqtt_subscriptions').dropColumn(column).execute();
+      }
+    },
+  ],
 ];
 
 /**
