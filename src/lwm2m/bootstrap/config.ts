@@ -5,9 +5,10 @@
  * `normalizeBootstrapConfig` checks what a JSON Schema cannot (URIs, uniqueness, key lengths, instance ranges)
  * and fills the defaults, giving the `BootstrapConfig` that src/lwm2m/bootstrap/plan.ts turns into requests.
  *
- * Security modes (Security Object resource 2, Core Appendix E.1 and Transport 1.1 "UDP Channel Security"): only
- * NoSec (3) and Pre-Shared Key (0) for now; certificate modes come with DTLS. PSK per Transport 1.1 "Pre-Shared
- * Keys": resource 3 holds the PSK identity (RFC 4279), resource 5 the key, resource 4 is not used.
+ * Security modes (Security Object resource 2, Core Appendix E.1 and Transport 1.1 "UDP Channel Security"): NoSec
+ * (3), Pre-Shared Key (0) and Certificate (2); Raw Public Key and EST are refused. PSK per Transport 1.1 "Pre-Shared
+ * Keys": resource 3 holds the PSK identity (RFC 4279), resource 5 the key, resource 4 is not used. Certificate:
+ * resource 3 the device's certificate, 4 this server's, 5 the device's key (PKCS#8 DER).
  */
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
@@ -45,12 +46,12 @@ export const BootstrapServerBody = Type.Object(
     uri: Type.String({
       minLength: 1,
       maxLength: MAX_URI_LENGTH,
-      description: 'LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk',
+      description: 'LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509',
     }),
     shortServerId: Type.Integer({ minimum: 1, maximum: 65_534, description: 'Short Server ID, unique in the configuration' }),
     lifetime: Type.Optional(Seconds('Registration lifetime in seconds (default 300)', 1)),
     binding: Type.Optional(Type.String({ minLength: 1, maxLength: 5, description: 'Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U)' })),
-    securityMode: Type.Enum([...SECURITY_MODES], { description: 'nosec, or psk with pskIdentity and pskKey' }),
+    securityMode: Type.Enum([...SECURITY_MODES], { description: 'nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey' }),
     pskIdentity: Type.Optional(Type.String({ minLength: 1, description: `PSK identity (psk only), at most ${MAX_PSK_IDENTITY_BYTES} bytes of UTF-8` })),
     pskKey: Type.Optional(Type.String({ minLength: 2, description: `PSK (psk only) in hex, 1 to ${MAX_PSK_KEY_BYTES} bytes` })),
     certificate: Type.Optional(Type.String({ maxLength: 20_000, description: "x509 only: the device's certificate (PEM, EC P-256), written to Security resource 3" })),

@@ -2139,7 +2139,7 @@ export interface paths {
                                     bootstrap?: {
                                         /** @description The LwM2M Server Accounts to write */
                                         servers: {
-                                            /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                            /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                             uri: string;
                                             /** @description Short Server ID, unique in the configuration */
                                             shortServerId: number;
@@ -2148,7 +2148,7 @@ export interface paths {
                                             /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                             binding?: string;
                                             /**
-                                             * @description nosec, or psk with pskIdentity and pskKey
+                                             * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                              * @enum {unknown}
                                              */
                                             securityMode: "nosec" | "psk" | "x509";
@@ -2291,7 +2291,7 @@ export interface paths {
                             bootstrap?: {
                                 /** @description The LwM2M Server Accounts to write */
                                 servers: {
-                                    /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                    /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                     uri: string;
                                     /** @description Short Server ID, unique in the configuration */
                                     shortServerId: number;
@@ -2300,7 +2300,7 @@ export interface paths {
                                     /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                     binding?: string;
                                     /**
-                                     * @description nosec, or psk with pskIdentity and pskKey
+                                     * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                      * @enum {unknown}
                                      */
                                     securityMode: "nosec" | "psk" | "x509";
@@ -2385,7 +2385,7 @@ export interface paths {
                                 bootstrap?: {
                                     /** @description The LwM2M Server Accounts to write */
                                     servers: {
-                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                         uri: string;
                                         /** @description Short Server ID, unique in the configuration */
                                         shortServerId: number;
@@ -2394,7 +2394,7 @@ export interface paths {
                                         /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                         binding?: string;
                                         /**
-                                         * @description nosec, or psk with pskIdentity and pskKey
+                                         * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                          * @enum {unknown}
                                          */
                                         securityMode: "nosec" | "psk" | "x509";
@@ -2650,7 +2650,7 @@ export interface paths {
                                 bootstrap?: {
                                     /** @description The LwM2M Server Accounts to write */
                                     servers: {
-                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                         uri: string;
                                         /** @description Short Server ID, unique in the configuration */
                                         shortServerId: number;
@@ -2659,7 +2659,7 @@ export interface paths {
                                         /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                         binding?: string;
                                         /**
-                                         * @description nosec, or psk with pskIdentity and pskKey
+                                         * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                          * @enum {unknown}
                                          */
                                         securityMode: "nosec" | "psk" | "x509";
@@ -2798,7 +2798,7 @@ export interface paths {
                             bootstrap?: {
                                 /** @description The LwM2M Server Accounts to write */
                                 servers: {
-                                    /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                    /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                     uri: string;
                                     /** @description Short Server ID, unique in the configuration */
                                     shortServerId: number;
@@ -2807,7 +2807,7 @@ export interface paths {
                                     /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                     binding?: string;
                                     /**
-                                     * @description nosec, or psk with pskIdentity and pskKey
+                                     * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                      * @enum {unknown}
                                      */
                                     securityMode: "nosec" | "psk" | "x509";
@@ -2892,7 +2892,7 @@ export interface paths {
                                 bootstrap?: {
                                     /** @description The LwM2M Server Accounts to write */
                                     servers: {
-                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                         uri: string;
                                         /** @description Short Server ID, unique in the configuration */
                                         shortServerId: number;
@@ -2901,7 +2901,7 @@ export interface paths {
                                         /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                         binding?: string;
                                         /**
-                                         * @description nosec, or psk with pskIdentity and pskKey
+                                         * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                          * @enum {unknown}
                                          */
                                         securityMode: "nosec" | "psk" | "x509";
@@ -6640,7 +6640,7 @@ export interface paths {
                                         bootstrap?: {
                                             /** @description The LwM2M Server Accounts to write */
                                             servers: {
-                                                /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                                /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                                 uri: string;
                                                 /** @description Short Server ID, unique in the configuration */
                                                 shortServerId: number;
@@ -6649,7 +6649,7 @@ export interface paths {
                                                 /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                                 binding?: string;
                                                 /**
-                                                 * @description nosec, or psk with pskIdentity and pskKey
+                                                 * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                                  * @enum {unknown}
                                                  */
                                                 securityMode: "nosec" | "psk" | "x509";
@@ -13278,7 +13278,7 @@ export interface paths {
                                     bootstrap?: {
                                         /** @description The LwM2M Server Accounts to write */
                                         servers: {
-                                            /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                            /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                             uri: string;
                                             /** @description Short Server ID, unique in the configuration */
                                             shortServerId: number;
@@ -13287,7 +13287,7 @@ export interface paths {
                                             /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                             binding?: string;
                                             /**
-                                             * @description nosec, or psk with pskIdentity and pskKey
+                                             * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                              * @enum {unknown}
                                              */
                                             securityMode: "nosec" | "psk" | "x509";
@@ -13575,7 +13575,7 @@ export interface paths {
                                 bootstrap?: {
                                     /** @description The LwM2M Server Accounts to write */
                                     servers: {
-                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                         uri: string;
                                         /** @description Short Server ID, unique in the configuration */
                                         shortServerId: number;
@@ -13584,7 +13584,7 @@ export interface paths {
                                         /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                         binding?: string;
                                         /**
-                                         * @description nosec, or psk with pskIdentity and pskKey
+                                         * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                          * @enum {unknown}
                                          */
                                         securityMode: "nosec" | "psk" | "x509";
@@ -13936,7 +13936,7 @@ export interface paths {
                                 bootstrap?: {
                                     /** @description The LwM2M Server Accounts to write */
                                     servers: {
-                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                                        /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                                         uri: string;
                                         /** @description Short Server ID, unique in the configuration */
                                         shortServerId: number;
@@ -13945,7 +13945,7 @@ export interface paths {
                                         /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                                         binding?: string;
                                         /**
-                                         * @description nosec, or psk with pskIdentity and pskKey
+                                         * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                                          * @enum {unknown}
                                          */
                                         securityMode: "nosec" | "psk" | "x509";
@@ -17350,7 +17350,7 @@ export interface paths {
                     "application/json": {
                         /** @description The LwM2M Server Accounts to write */
                         servers: {
-                            /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk */
+                            /** @description LwM2M Server URI: coap://host[:port] for securityMode nosec, coaps://host[:port] for psk and x509 */
                             uri: string;
                             /** @description Short Server ID, unique in the configuration */
                             shortServerId: number;
@@ -17359,7 +17359,7 @@ export interface paths {
                             /** @description Binding: letters of U, T, S, N, Q, e.g. U, UQ, T (default U) */
                             binding?: string;
                             /**
-                             * @description nosec, or psk with pskIdentity and pskKey
+                             * @description nosec; psk with pskIdentity and pskKey; or x509 with certificate and privateKey
                              * @enum {unknown}
                              */
                             securityMode: "nosec" | "psk" | "x509";
