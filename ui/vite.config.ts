@@ -3,9 +3,11 @@
 // every other path to the service on :8080 (IOTBRIDGE_HTTP_PORT of `npm run dev`).
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
+import { precompressPlugin } from './precompress.js';
 
 export default defineConfig({
-  plugins: [react()],
+  // Brotli and gzip copies of the built files, served to browsers that accept them (precompress.ts).
+  plugins: [react(), precompressPlugin()],
   base: '/',
   build: {
     outDir: '../dist/ui',

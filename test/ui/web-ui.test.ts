@@ -88,6 +88,12 @@ describe('web UI in Chromium', { skip }, () => {
     assert.equal(asset.status, 200);
     assert.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
     assert.match(asset.headers.get('content-type') ?? '', /javascript/);
+    // The build's compressed copies (ui/precompress.ts) to a client that accepts them: Chromium asks for brotli.
+    assert.match(asset.headers.get('content-encoding') ?? '', /^(?:br|gzip)$/);
+    assert.match(asset.headers.get('vary') ?? '', /accept-encoding/i);
+    const loaded = page.waitForResponse((response) => response.url().endsWith(script));
+    await page.goto(`${service.baseUrl}/`);
+    assert.equal(await (await loaded).headerValue('content-encoding'), 'br');
     // Nothing at run time comes from elsewhere: no absolute URL in the page or the code it loads.
     assert.doesNotMatch(html, /https?:\/\//);
 

@@ -22,6 +22,13 @@ export const UI_CONTENT_SECURITY_POLICY = [
 
 /** Vite names every file under assets/ by its content hash: a new build never reuses a name. */
 const HASHED_ASSETS = `assets${path.sep}`;
+const BROTLI = '.br';
+const GZIP = '.gz';
+
+/** The file a compressed copy was made from (`index.html.br` → `index.html`). */
+function uncompressedName(file: string): string {
+  return file.endsWith(BROTLI) || file.endsWith(GZIP) ? file.slice(0, file.lastIndexOf('.')) : file;
+}
 
 const NOT_BUILT_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>IoT Bridge</title></head>
@@ -62,7 +69,12 @@ export const uiRoutes: FastifyPluginAsync<{ uiDir: string }> = async (app, { uiD
     wildcard: false,
     decorateReply: false,
     cacheControl: false,
-    setHeaders(reply, file) {
+    // The build's brotli and gzip copies (ui/precompress.ts) go to browsers that accept them, with Vary; they are
+    // no routes of their own.
+    preCompressed: true,
+    globIgnore: [`**/*${BROTLI}`, `**/*${GZIP}`],
+    setHeaders(reply, sent) {
+      const file = uncompressedName(sent);
       void reply.header('cache-control', path.relative(uiDir, file).startsWith(HASHED_ASSETS) ? 'public, max-age=31536000, immutable' : 'no-cache');
       securityHeaders(reply, file.endsWith('.html'));
     },
