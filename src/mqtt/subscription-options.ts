@@ -23,8 +23,12 @@ interface BrokerSubscriptionOptions {
 export class SubscriptionOptions {
   /** The options of each SUBSCRIBE on its way to the broker, by packet id. */
   readonly #requested = new Map<number, BrokerSubscriptionOptions[]>();
-  /** Per topic filter, whether the last SUBSCRIBE of it asked for the retained messages (Retain Handling). */
-  readonly #retained = new Map<string, boolean>();
+  /**
+   * The filters of the latest SUBSCRIBE, each with whether its retained messages are wanted (Retain Handling). aedes
+   * sends a SUBSCRIBE's retained messages right after handling it and does not say which SUBSCRIBE one is for, so
+   * they are judged by the latest one's filters.
+   */
+  #retained = new Map<string, boolean>();
 
   /** A SUBSCRIBE from the device, before it goes to the broker as 3.1.1. */
   requested(messageId: number, subscriptions: readonly ISubscription[]): void {
@@ -43,6 +47,7 @@ export class SubscriptionOptions {
     if (packet.cmd !== 'subscribe') return;
     const options = this.#requested.get(packet.messageId ?? 0);
     this.#requested.delete(packet.messageId ?? 0);
+    this.#retained = new Map();
     packet.subscriptions.forEach((subscription, index) => {
       const chosen = options?.[index] ?? {};
       Object.assign(subscription, chosen);
@@ -52,8 +57,8 @@ export class SubscriptionOptions {
   }
 
   /**
-   * Whether a retained message the broker sends because of a SUBSCRIBE goes to the device: yes when a filter it
-   * matches was last subscribed asking for retained messages, or when it matches none seen here.
+   * Whether a retained message the broker sends because of a SUBSCRIBE goes to the device: yes when a filter of the
+   * latest SUBSCRIBE that it matches asks for retained messages, or when it matches none of them.
    */
   wantsRetained(topic: string): boolean {
     let matched = false;

@@ -104,6 +104,9 @@ for (const dialect of DIALECTS) {
       assert.equal(retainedCount(), 1, 'Retain Handling 1, an existing subscription: none');
       await subscribe(client, 'rh5-1/state', { rh: 0 });
       await waitFor(async () => (retainedCount() === 2 ? true : undefined), 'Retain Handling 0: the retained message again');
+      await subscribe(client, 'rh5-1/#', { rh: 2 });
+      await sleep(QUIET_MS);
+      assert.equal(retainedCount(), 2, 'Retain Handling 2 on an overlapping filter: none, whatever an earlier SUBSCRIBE asked');
 
       // A live publication goes to the subscriptions that asked for no retained messages, once per matching filter, RETAIN 0.
       await runScript(service, a.token, "mqtt.publish(null, 'rh5-1/state', 'live', { qos: 1, retain: true });", { endpoint });

@@ -37,12 +37,12 @@ describe('SubscriptionOptions', () => {
     assert.deepEqual(other.cmd === 'subscribe' && other.subscriptions, [{ topic: 'd/c', qos: 1 }]);
   });
 
-  it('wants retained messages by the Retain Handling of the filters they match', () => {
+  it('wants retained messages by the Retain Handling of the latest SUBSCRIBE\'s filters they match', () => {
     const options = new SubscriptionOptions();
     options.requested(1, [{ topic: 'd/#', qos: 1, rh: 2 }]);
     options.annotate(subscribe(1, ['d/#']), {});
     assert.equal(options.wantsRetained('d/x'), false, '2: never');
-    assert.equal(options.wantsRetained('e/x'), true, 'no filter of this connection matches: as the broker decided');
+    assert.equal(options.wantsRetained('e/x'), true, 'no filter of the SUBSCRIBE matches: as the broker decided');
     options.requested(2, [{ topic: 'd/x', qos: 1, rh: 1 }]);
     options.annotate(subscribe(2, ['d/x']), {});
     assert.equal(options.wantsRetained('d/x'), true, '1 and a new subscription: one matching filter wants it');
@@ -52,5 +52,9 @@ describe('SubscriptionOptions', () => {
     options.requested(4, [{ topic: 'd/x', qos: 1, rh: 0 }]);
     options.annotate(subscribe(4, ['d/x']), { 'd/x': {} });
     assert.equal(options.wantsRetained('d/x'), true, '0: always');
+    // An earlier SUBSCRIBE's filter that asked for them does not outvote the latest one's Retain Handling 2.
+    options.requested(5, [{ topic: 'd/#', qos: 1, rh: 2 }]);
+    options.annotate(subscribe(5, ['d/#']), { 'd/#': {}, 'd/x': {} });
+    assert.equal(options.wantsRetained('d/x'), false, 'the latest SUBSCRIBE says never');
   });
 });
