@@ -52,7 +52,7 @@ export class SubscriptionOptions {
       const chosen = options?.[index] ?? {};
       Object.assign(subscription, chosen);
       const handling = chosen.rh ?? 0;
-      this.#retained.set(subscription.topic, handling === 0 || (handling === 1 && existing[subscription.topic] === undefined));
+      this.#retained.set(subscription.topic, handling === 0 || (handling === 1 && !Object.hasOwn(existing, subscription.topic)));
     });
   }
 

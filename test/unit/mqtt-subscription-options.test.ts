@@ -56,5 +56,9 @@ describe('SubscriptionOptions', () => {
     options.requested(5, [{ topic: 'd/#', qos: 1, rh: 2 }]);
     options.annotate(subscribe(5, ['d/#']), { 'd/#': {}, 'd/x': {} });
     assert.equal(options.wantsRetained('d/x'), false, 'the latest SUBSCRIBE says never');
+    // A filter named like an Object.prototype key is new until the broker has it.
+    options.requested(6, [{ topic: 'constructor', qos: 1, rh: 1 }]);
+    options.annotate(subscribe(6, ['constructor']), {});
+    assert.equal(options.wantsRetained('constructor'), true);
   });
 });
