@@ -31,9 +31,10 @@ export function toAppError(error: FastifyError | Error): AppError {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error);
-    // An overload answer (503 busy) is not a failure of the service.
-    if (appError.status >= 500 && appError.code !== 'IOTB_AUTH_BUSY') request.log.error({ err: error }, 'request failed');
     const retryAfter = (appError.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+    // An overload answer (503 busy, with a time to come back) is not a failure of the service.
+    const overload = appError.status === 503 && typeof retryAfter === 'number';
+    if (appError.status >= 500 && !overload) request.log.error({ err: error }, 'request failed');
     if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
     return reply.status(appError.status).send(errorBody(appError));
   });

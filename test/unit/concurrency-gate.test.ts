@@ -20,6 +20,8 @@ describe('ConcurrencyGate', () => {
       });
     const accepted = [0, 1, 2, 3, 4].map(task);
     await assert.rejects(task(5), (error: unknown) => error instanceof AppError && error.code === 'IOTB_AUTH_BUSY' && error.status === 503);
+    // The refusal says when to come back (the HTTP answer's Retry-After).
+    await assert.rejects(task(6), (error: unknown) => (error as AppError).details !== undefined && ((error as AppError).details as { retryAfterSeconds: number }).retryAfterSeconds === 1);
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(started, [0, 1]);
     while (finish.length > 0) {
@@ -30,6 +32,15 @@ describe('ConcurrencyGate', () => {
     assert.deepEqual(started, [0, 1, 2, 3, 4], 'waiting tasks start in arrival order');
     assert.equal(most, 2);
     assert.equal(await gate.run(async () => 'free again'), 'free again');
+  });
+
+  it('tells a refused caller the wait it was made with', async () => {
+    const gate = new ConcurrencyGate(1, 0, 'IOTB_FILE_UPLOADS_BUSY', 5);
+    let release!: () => void;
+    const held = gate.run(() => new Promise<void>((resolve) => (release = resolve)));
+    await assert.rejects(gate.run(async () => undefined), (error: unknown) => (error as AppError).code === 'IOTB_FILE_UPLOADS_BUSY' && ((error as AppError).details as { retryAfterSeconds: number }).retryAfterSeconds === 5);
+    release();
+    await held;
   });
 
   it('a failing task frees its slot', async () => {

@@ -21,6 +21,8 @@ const TAGS = ['files'];
 
 /** Uploads stored at once by this process; more wait (each holds a PostgreSQL connection for its duration). */
 const UPLOADS_AT_ONCE = 4;
+/** An upload holds its slot for seconds: the busy answer's Retry-After. */
+const UPLOADS_RETRY_AFTER_SECONDS = 5;
 /** Uploads that may wait for a slot; past them, `IOTB_FILE_UPLOADS_BUSY`. */
 const UPLOADS_WAITING = 100;
 /** Files in one multipart upload. */
@@ -95,7 +97,7 @@ export interface FileRoutesOptions {
 /** The acting account's file repository. */
 export const fileRoutes: FastifyPluginAsyncTypebox<FileRoutesOptions> = async (app, { domain, fileMaxBytes: maxBytes }) => {
   const { files } = domain;
-  const uploads = new ConcurrencyGate(UPLOADS_AT_ONCE, UPLOADS_WAITING, 'IOTB_FILE_UPLOADS_BUSY');
+  const uploads = new ConcurrencyGate(UPLOADS_AT_ONCE, UPLOADS_WAITING, 'IOTB_FILE_UPLOADS_BUSY', UPLOADS_RETRY_AFTER_SECONDS);
 
   await app.register(multipart, {
     limits: {
