@@ -42,6 +42,15 @@ describe('file uploads past the node\'s limit', () => {
     return { request, answer };
   };
 
+  /** Uploads `content` as `name` again and again until one is answered with `status`; that answer. */
+  const uploadUntil = (name: string, content: string, status: number, what: string) =>
+    waitFor(async () => {
+      const upload = put(name, Buffer.byteLength(content));
+      upload.request.end(content);
+      const answer = await upload.answer;
+      return answer.status === status ? answer : undefined;
+    }, what, 15_000);
+
   it('answers 503 IOTB_FILE_UPLOADS_BUSY with Retry-After while every slot is taken, and uploads again once they free', async () => {
     const slow = Array.from({ length: UPLOAD_SLOTS }, (_, i) => put(`slow-${i}.bin`, 1000));
     for (const { request, answer } of slow) {
@@ -49,12 +58,7 @@ describe('file uploads past the node\'s limit', () => {
       answer.catch(() => undefined);
       request.write(Buffer.from([7]));
     }
-    const refused = await waitFor(async () => {
-      const extra = put('one-too-many.bin', 3);
-      extra.request.end(Buffer.from('abc'));
-      const answer = await extra.answer;
-      return answer.status === 503 ? answer : undefined;
-    }, 'a 503 once every slot is held', 15_000);
+    const refused = await uploadUntil('one-too-many.bin', 'abc', 503, 'a 503 once every slot is held');
     assert.equal(refused.headers['retry-after'], '5');
     assert.equal(JSON.parse(refused.body).error.code, 'IOTB_FILE_UPLOADS_BUSY');
 
@@ -63,12 +67,7 @@ describe('file uploads past the node\'s limit', () => {
     first!.request.end(Buffer.alloc(999, 1));
     assert.equal((await first!.answer).status, 201);
     for (const { request } of slow.slice(1)) request.destroy();
-    const again = await waitFor(async () => {
-      const next = put('after-the-rush.bin', 3);
-      next.request.end(Buffer.from('xyz'));
-      const answer = await next.answer;
-      return answer.status === 201 ? answer : undefined;
-    }, 'an upload accepted once the slots are free', 15_000);
+    const again = await uploadUntil('after-the-rush.bin', 'xyz', 201, 'an upload accepted once the slots are free');
     assert.equal(JSON.parse(again.body).size, 3);
   });
 });
