@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Accounts } from '../domain/accounts.js';
 import type { Scope } from '../domain/scope.js';
@@ -44,18 +44,36 @@ function queryToken(request: FastifyRequest): string | undefined {
 export const authPlugin = fp<{ tokens: Tokens; accounts: Accounts; internalCalls: InternalCalls }>(
   async (app: FastifyInstance, { tokens, accounts, internalCalls }) => {
     app.decorateRequest('scope', null as unknown as Scope);
-    app.addHook('onRequest', async (request: FastifyRequest) => {
-      if (request.routeOptions.config.public) return;
+    /** The request's scope: at once for a token verified recently acting in its own account, else once looked up. */
+    const scopeOf = (request: FastifyRequest): Scope | Promise<Scope> => {
       const internal = request.headers[INTERNAL_CALL_HEADER];
       if (typeof internal === 'string') {
         const scope = internalCalls.take(internal);
         if (!scope) throw new AppError('IOTB_AUTH_TOKEN_INVALID');
-        request.scope = scope;
-        return;
+        return scope;
       }
       const { token, accountId } = parseBearer(request.headers.authorization ?? queryToken(request));
-      const principal = await tokens.authenticate(token);
-      request.scope = await accounts.scopeFor(principal, accountId);
+      const recalled = accountId === undefined ? tokens.recall(token) : undefined;
+      if (recalled) return accounts.ownScope(recalled);
+      return tokens.authenticate(token).then((principal) => accounts.scopeFor(principal, accountId));
+    };
+    // A callback hook: most requests are answered from the token cache, and need not pay for a promise.
+    app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      if (request.routeOptions.config.public) return done();
+      let scope: Scope | Promise<Scope>;
+      try {
+        scope = scopeOf(request);
+      } catch (error) {
+        return done(error as Error);
+      }
+      if (!(scope instanceof Promise)) {
+        request.scope = scope;
+        return done();
+      }
+      scope.then((found) => {
+        request.scope = found;
+        done();
+      }, done);
     });
   },
   { name: 'iotbridge-auth' },

@@ -36,6 +36,7 @@ import type { ImportJobStore } from '../imex/import-job-store.js';
 import { solutionRoutes } from './routes/solutions.js';
 import { addLicenceHeader, licenceRoutes } from './routes/licence.js';
 import type { Licence } from '../licence/licence.js';
+import { lazyRequestLogger } from './lazy-request-logger.js';
 import { requestLogPlugin } from './request-log.js';
 import { prometheusRoutes } from './routes/prometheus.js';
 import type { ServiceMetrics } from '../observability/service-metrics.js';
@@ -118,6 +119,7 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
     schemaController: { compilersFactory: schemas.factory },
     // One log line per request costs more than the request itself at load; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     // Clients send the same query parameter several times for lists (tag=a&tag=b).
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
     return503OnClosing: true,
@@ -136,9 +138,10 @@ export async function buildHttpApi({ domain, engine, presence, internalCalls, lo
   if (licence) addLicenceHeader(app, licence);
   closeSilentConnectionsOnStop(app);
   // Storing JSON nested thousands deep overflowed the stack (500); it is refused as it comes in.
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     // A streamed body (an import document) is checked item by item as it is read.
-    if (!(request.body instanceof Readable) && nestsDeeperThan(request.body)) throw new AppError('IOTB_REQUEST_VALIDATION', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+    if (request.body === undefined || request.body instanceof Readable || !nestsDeeperThan(request.body)) return done();
+    done(new AppError('IOTB_REQUEST_VALIDATION', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
   });
 
   await app.register(swagger, {

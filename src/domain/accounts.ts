@@ -60,9 +60,7 @@ export class Accounts {
    * app tokens reach only the account that issued them.
    */
   async scopeFor(principal: Principal, accountId?: string): Promise<Scope> {
-    if (accountId === undefined || accountId === principal.accountId) {
-      return { accountId: principal.accountId, accountPath: principal.accountPath, principal };
-    }
+    if (accountId === undefined || accountId === principal.accountId) return this.ownScope(principal);
     if (principal.kind === 'app') {
       throw new AppError('IOTB_AUTH_ACCOUNT_FORBIDDEN', 'An app token acts only in the account that issued it');
     }
@@ -72,6 +70,11 @@ export class Accounts {
       throw new AppError('IOTB_AUTH_ACCOUNT_FORBIDDEN');
     }
     return { accountId, accountPath: path, principal };
+  }
+
+  /** The principal acting in its own account (what {@link scopeFor} answers without an account id). */
+  ownScope(principal: Principal): Scope {
+    return { accountId: principal.accountId, accountPath: principal.accountPath, principal };
   }
 
   /**

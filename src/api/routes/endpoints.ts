@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import type { Domain } from '../../domain/domain.js';
 import { ENDPOINT_STATES, type EndpointFilter, type EndpointState } from '../../domain/endpoints.js';
 import { pageRequest } from '../../domain/pagination.js';
+import { FrozenJson } from '../frozen-json.js';
 import {
   Endpoint,
   EndpointBulkCreate,
@@ -46,6 +47,8 @@ function toFilter(query: Static<typeof BulkFilterQuery> & { readonly state?: End
 
 export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = async (app, { domain }) => {
   const { endpoints, credentials, provisioning } = domain;
+  // The read of one endpoint is the API's most frequent call (dashboards, integrations polling a fleet).
+  const endpointJson = new FrozenJson();
 
   app.get(
     '/endpoints',
@@ -133,7 +136,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<{ domain: Domain }> = asy
     {
       schema: { tags: ['endpoints'], summary: 'One endpoint, by id or k.<key>', params: EndpointRefParams, querystring: EndpointRefQuery, response: { 200: Endpoint, ...ERROR_RESPONSES } },
     },
-    async (request) => endpoints.get(request.scope, request.params.ref, request.query.serviceId),
+    async (request, reply) => endpointJson.answer(reply, await endpoints.get(request.scope, request.params.ref, request.query.serviceId)),
   );
 
   app.put(
