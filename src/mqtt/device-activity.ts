@@ -63,19 +63,21 @@ export class DeviceActivity {
     if (!session || session.client !== client) return;
     if (packet.qos === 2 && (await persistence.hasIncoming(client, packet))) return;
     // on-connect (and a takeover's on-disconnect) first: the device's events stay in the order it acted.
-    await this.#work.get(client.id);
+    const pending = this.#work.get(client.id);
+    if (pending) await pending;
     if (Date.now() - session.touchedAt > TOUCH_INTERVAL_MS) {
       session.touchedAt = Date.now();
       session.endpoint = await this.#context.presence.seen(session.endpoint);
     }
-    await this.#context.presence.emit(session.endpoint, MQTT_PUBLISH_EVENT, {
-      topic: packet.topic,
-      ...payloadFields(typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload),
-      qos: packet.qos,
-      retain: packet.retain,
-      clientId: session.login.clientId,
-      ...(properties ? { properties } : {}),
-    });
+    const { payload, payloadBase64, text } = payloadFields(typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload);
+    // Built in its final shape (no spreads): one per message.
+    const data: Record<string, unknown> = { topic: packet.topic, payload, payloadBase64 };
+    if (text !== undefined) data.text = text;
+    data.qos = packet.qos;
+    data.retain = packet.retain;
+    data.clientId = session.login.clientId;
+    if (properties) data.properties = properties;
+    await this.#context.presence.emit(session.endpoint, MQTT_PUBLISH_EVENT, data);
   }
 
   registered(client: Client): void {
