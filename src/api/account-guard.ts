@@ -6,12 +6,6 @@ import { AppError } from '../errors.js';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/**
- * What a Super-Admin's suspension and limits mean for API calls, checked once the caller is known: a suspended
- * account's tokens (and any token acting in it) may only read — so its users still see their data and can take it
- * out — while Super-Admins stay free to act in it (the operator fixes and posts test events); and `POST /events`
- * over the account's `eventsPerSecond` is answered 429.
- */
 /** Why the guard refuses the request, if it does. */
 function refusal(request: FastifyRequest, admin: SuperAdmin): AppError | undefined {
   const scope = request.scope as Scope | null;
@@ -27,6 +21,12 @@ function refusal(request: FastifyRequest, admin: SuperAdmin): AppError | undefin
   return undefined;
 }
 
+/**
+ * What a Super-Admin's suspension and limits mean for API calls, checked once the caller is known: a suspended
+ * account's tokens (and any token acting in it) may only read — so its users still see their data and can take it
+ * out — while Super-Admins stay free to act in it (the operator fixes and posts test events); and `POST /events`
+ * over the account's `eventsPerSecond` is answered 429.
+ */
 export const accountGuardPlugin = fp<{ admin: SuperAdmin }>(
   async (app: FastifyInstance, { admin }) => {
     // A callback hook, not an async one: it never waits, and every request would pay a promise for it.
