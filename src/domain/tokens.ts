@@ -52,6 +52,8 @@ export interface TokensOptions {
   readonly cacheTtlMs: number;
 }
 
+const expired = (principal: Principal, now: number): boolean => principal.expiresAt !== null && principal.expiresAt <= now;
+
 /**
  * API tokens (`AT:`), app tokens (`AT:`, issued for another account's cross-account calls) and user tokens (`UT:`).
  * Secrets are stored as hashes; verified tokens are cached so a request costs one hash and one map look-up.
@@ -72,7 +74,7 @@ export class Tokens {
    */
   recall(token: string): Principal | undefined {
     const principal = this.#cache.get(hashTokenSecret(token));
-    return principal && (principal.expiresAt === null || principal.expiresAt > Date.now()) ? principal : undefined;
+    return principal && !expired(principal, Date.now()) ? principal : undefined;
   }
 
   /** The principal a bearer token (without any `:<accountId>` suffix) stands for. 401 when unknown, expired or revoked. */
@@ -86,7 +88,7 @@ export class Tokens {
       principal = toPrincipal(found.token, found.accountPath);
       this.#cache.set(secretHash, principal);
     }
-    if (principal.expiresAt !== null && principal.expiresAt <= now) {
+    if (expired(principal, now)) {
       this.#cache.delete(secretHash);
       throw new AppError('IOTB_AUTH_TOKEN_INVALID', 'The token has expired');
     }
