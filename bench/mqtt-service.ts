@@ -12,7 +12,8 @@ import { loadConfig } from '../src/config.js';
 /** What the parent hears. */
 export type ServiceMessage =
   | { readonly kind: 'started'; readonly ports: Record<string, number> }
-  | { readonly kind: 'finished'; readonly items: [topic: string, seq: number][] }
+  /** Per round (the tag its topics end in), the sequence numbers of its messages: one short IPC message per turn. */
+  | { readonly kind: 'finished'; readonly rounds: [tag: string, seqs: number[]][] }
   | { readonly kind: 'stopped'; readonly warnings: number };
 
 const send = (message: ServiceMessage) => process.send?.(message);
@@ -23,7 +24,8 @@ const logStream = {
     process.stderr.write(line);
   },
 };
-let pending: [string, number][] = [];
+// The report costs the service (and the benchmark's process, which parses it) per message: kept small.
+let pending = new Map<string, number[]>();
 const bridge = new IotBridge(
   loadConfig({}, { httpPort: 0, udpPort: 0, tcpPort: 0, coapPort: 0, coapsPort: 0, mqttPort: 0, httpHost: '127.0.0.1', mqttHost: '127.0.0.1', coapHost: '127.0.0.1', dataDir: process.env.BENCH_DATA_DIR!, ...(process.env.BENCH_DATABASE_URL ? { databaseUrl: process.env.BENCH_DATABASE_URL } : {}), adminToken: process.env.BENCH_ADMIN_TOKEN!, ...(process.env.BENCH_EVENT_PARALLELISM ? { eventParallelism: Number(process.env.BENCH_EVENT_PARALLELISM) } : {}) }),
   pino({ level: 'warn' }, logStream),
@@ -32,14 +34,18 @@ const bridge = new IotBridge(
       bus.subscribe(async (event) => {
         if (event.type !== 'mqtt-publish') return;
         const data = event.data as { topic?: string; text?: string };
-        if (!data.topic?.includes('/bench/')) return;
-        if (pending.length === 0) {
+        const at = data.topic?.lastIndexOf('/bench/') ?? -1;
+        if (at < 0) return;
+        if (pending.size === 0) {
           setImmediate(() => {
-            send({ kind: 'finished', items: pending });
-            pending = [];
+            send({ kind: 'finished', rounds: [...pending] });
+            pending = new Map();
           });
         }
-        pending.push([data.topic, Number(data.text)]);
+        const tag = data.topic!.slice(at + 7);
+        let seqs = pending.get(tag);
+        if (!seqs) pending.set(tag, (seqs = []));
+        seqs.push(Number(data.text));
       }),
   },
 );

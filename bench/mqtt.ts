@@ -220,7 +220,7 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
       else {
         const round = bridgeTarget?.current;
         if (!round) return;
-        for (const [topic, seq] of message.items) if (topic.endsWith(`/bench/${round.tag}`)) round.finish(seq);
+        for (const [tag, seqs] of message.rounds) if (tag === round.tag) for (const seq of seqs) round.finish(seq);
       }
     });
   });

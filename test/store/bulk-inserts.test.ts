@@ -54,6 +54,27 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await store.accept([]), []);
     });
 
+    it('the SQLite hot path gives each event its own row\'s seq, whatever the batch size and with batches committed together', { skip: dialect.name !== 'sqlite' }, async () => {
+      // Events are written 16 rows to an INSERT and numbered from the last row's seq: a wrong number would
+      // misorder dispatch and move the handled cursor past events not handled.
+      const accountId = 'acc-bulk-hot';
+      const store = new SqlEventStore(database.db, database.hot);
+      const sizes = [1, 15, 16, 17, 33, 1, 250];
+      const batches = sizes.map((size, b) =>
+        Array.from({ length: size }, (_, i) => createEvent({ type: 'custom', accountId, endpointId: `ep-${i % 3}`, data: { b, i, text: AWKWARD[i % AWKWARD.length] } })),
+      );
+      // All in one turn: they commit in one transaction, one after another.
+      const seqs = await Promise.all(batches.map((events) => store.accept(events)));
+      const all = batches.flat();
+      const numbered = seqs.flat();
+      assert.equal(new Set(numbered).size, all.length);
+      for (let i = 1; i < numbered.length; i++) assert.equal(numbered[i], numbered[i - 1]! + 1, `seq ${i} follows seq ${i - 1}`);
+      const rows = await database.db.selectFrom('events').select(['id', 'seq']).where('account_id', '=', accountId).execute();
+      const stored = new Map(rows.map((row) => [row.id, Number(row.seq)]));
+      for (const [i, event] of all.entries()) assert.equal(numbered[i], stored.get(event.id), `event ${i}`);
+      for (const [i, event] of all.entries()) assert.deepEqual(await store.get(accountId, event.id), event, `event ${i} read back`);
+    });
+
     it('an event or a record holding NUL or an unpaired surrogate does not fail the others committed with it', async () => {
       // PostgreSQL's jsonb refuses both; the bus commits many devices' and tenants' events in one insert.
       const accountId = `acc-bulk-unstorable-${dialect.name}`;
