@@ -10,6 +10,8 @@ export interface TopicSpace {
   readonly prefix: readonly string[];
   /** Whether topics below the prefix belong to it (the pattern ends in `#`); otherwise it is the one topic. */
   readonly subtree: boolean;
+  /** The prefix as a topic (`dev-1`, `devices/dev-1`): a publication's topic is compared with it, unsplit. */
+  readonly topic: string;
 }
 
 export const DEFAULT_TOPIC_PATTERN = '{key}/#';
@@ -38,7 +40,7 @@ export function topicSpace(pattern: string, key: string): TopicSpace | undefined
   const subtree = levels.at(-1) === '#';
   const prefix = (subtree ? levels.slice(0, -1) : levels).map((level) => (level === KEY ? key : level));
   if (prefix[0]?.startsWith('$')) return undefined;
-  return { prefix, subtree };
+  return { prefix, subtree, topic: prefix.join('/') };
 }
 
 /** The space as a topic filter a user reads (`dev-1/#`). */
@@ -46,10 +48,18 @@ export function spaceFilter(space: TopicSpace): string {
   return space.subtree ? [...space.prefix, '#'].join('/') : space.prefix.join('/');
 }
 
-/** Whether a device may publish to `topic` (a topic name: no wildcards; the broker checks those). */
+/**
+ * Whether a device may publish to `topic` (a topic name: no wildcards; the broker checks those). No prefix level
+ * holds a `/` (the key may not), so matching the prefix's levels one by one is matching its text up to a `/`:
+ * once per message, without splitting the topic.
+ */
 export function mayPublish(space: TopicSpace, topic: string): boolean {
-  return covers(space, topic.split('/'), false);
+  if (!topic.startsWith(space.topic)) return false;
+  if (topic.length === space.topic.length) return true;
+  return space.subtree && topic.charCodeAt(space.topic.length) === SLASH;
 }
+
+const SLASH = 0x2f;
 
 /** Whether every topic `filter` matches lies in the space, so subscribing cannot reach another device. */
 export function maySubscribe(space: TopicSpace, filter: string): boolean {

@@ -55,9 +55,9 @@ describe('checkTopicPattern', () => {
 
 describe('topicSpace', () => {
   it('puts the key in the {key} level; a final # makes it a subtree', () => {
-    assert.deepEqual(topicSpace('{key}/#', 'dev-1'), { prefix: ['dev-1'], subtree: true });
-    assert.deepEqual(topicSpace('devices/{key}/#', 'dev-1'), { prefix: ['devices', 'dev-1'], subtree: true });
-    assert.deepEqual(topicSpace('t/{key}/up', 'dev-1'), { prefix: ['t', 'dev-1', 'up'], subtree: false });
+    assert.deepEqual(topicSpace('{key}/#', 'dev-1'), { prefix: ['dev-1'], subtree: true, topic: 'dev-1' });
+    assert.deepEqual(topicSpace('devices/{key}/#', 'dev-1'), { prefix: ['devices', 'dev-1'], subtree: true, topic: 'devices/dev-1' });
+    assert.deepEqual(topicSpace('t/{key}/up', 'dev-1'), { prefix: ['t', 'dev-1', 'up'], subtree: false, topic: 't/dev-1/up' });
     assert.equal(spaceFilter(space('devices/{key}/#', 'dev-1')), 'devices/dev-1/#');
     assert.equal(spaceFilter(space('t/{key}/up', 'dev-1')), 't/dev-1/up');
   });
@@ -73,9 +73,9 @@ describe('topicSpace', () => {
 
   it('takes keys that are safe as a level, including a $ that is not the first level', () => {
     for (const key of ['dev-1', 'urn:imei:3534', 'a.b_c~d', 'ünï', 'with space', '{key}']) {
-      assert.deepEqual(topicSpace('{key}/#', key), { prefix: [key], subtree: true }, key);
+      assert.deepEqual(topicSpace('{key}/#', key), { prefix: [key], subtree: true, topic: key }, key);
     }
-    assert.deepEqual(topicSpace('devices/{key}/#', '$dev'), { prefix: ['devices', '$dev'], subtree: true });
+    assert.deepEqual(topicSpace('devices/{key}/#', '$dev'), { prefix: ['devices', '$dev'], subtree: true, topic: 'devices/$dev' });
   });
 });
 
@@ -102,6 +102,26 @@ describe('mayPublish', () => {
     const single = space('t/{key}/up', 'dev-1');
     assert.equal(mayPublish(single, 't/dev-1/up'), true);
     for (const topic of ['t/dev-1', 't/dev-1/up/more', 't/dev-1/down', 't/dev-2/up', 't/dev-1/up/']) assert.equal(mayPublish(single, topic), false, topic);
+  });
+
+  it('agrees with matching the topic level by level, for every pattern shape and many topics', () => {
+    // A topic name without wildcards is a filter that matches itself: maySubscribe compares it level by level.
+    const keys = ['dev-1', 'dev-10', 'd', 'ünï', 'with space', '{key}', 'a.b'];
+    const patterns = ['{key}/#', 'devices/{key}/#', 't/{key}/up', '{key}', 'a/b/{key}/c/#', '{key}/'];
+    const levels = ['', 'dev-1', 'dev-10', 'dev-1x', 'd', 'devices', 't', 'up', 'a', 'b', 'c', 'ünï', 'with space', '{key}', 'a.b', 'dev'];
+    let checked = 0;
+    for (const pattern of patterns) {
+      for (const key of keys) {
+        const owned = space(pattern, key);
+        const topics = new Set<string>([owned.topic, `${owned.topic}/`, `${owned.topic}/x`, `${owned.topic}x`, owned.topic.slice(0, -1)]);
+        for (const a of levels) for (const b of levels) for (const c of ['', '/up', '/up/more']) topics.add(`${a}/${b}${c}`).add(`${a}${c}`);
+        for (const topic of topics) {
+          assert.equal(mayPublish(owned, topic), maySubscribe(owned, topic), `${pattern} ${key} ${JSON.stringify(topic)}`);
+          checked++;
+        }
+      }
+    }
+    assert.ok(checked > 10_000);
   });
 });
 
