@@ -102,9 +102,10 @@ export class SqlEventStore implements EventStore {
             .where('seq', '>', from)
             .where('seq', '<=', through)
             .where('endpoint_id', 'is not', null)
-            // In index order: each index page is written once per pass.
-            .orderBy('endpoint_id')
-            .orderBy('seq')
+            // SQLite writes each page a transaction changed once at its commit, whatever the order of the rows: sorting
+            // them first cost more than it saved (timed alone, 1.6 → 1.2 µs an event with 100 endpoints, 3.0 → 2.5 with
+            // 10,000). PostgreSQL keeps index order (not measured there).
+            .$if(onPostgres(trx), (query) => query.orderBy('endpoint_id').orderBy('seq'))
             .$narrowType<{ endpoint_id: string }>(),
         )
         .onConflict((oc) => oc.doNothing())
