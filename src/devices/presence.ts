@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import type { Accounts } from '../domain/accounts.js';
-import type { Endpoint, EndpointStore, Endpoints, HeardFrom, JsonObject } from '../domain/endpoints.js';
+import type { Endpoint, EndpointStore, Endpoints, HeardFrom, JsonObject, PresenceChange } from '../domain/endpoints.js';
 import type { Service, Services, ServiceType } from '../domain/services.js';
 import { AppError } from '../errors.js';
 import { createEvent } from '../events/event.js';
 import type { EventBus } from '../events/event-bus.js';
 import { parseRemoteAddr } from './payload.js';
+import { SeenWrites } from './seen-writes.js';
 
 /** How a device was heard from: which protocol, from where, and for how long it promises to stay. */
 export interface DeviceContact {
@@ -48,6 +49,8 @@ export class DevicePresence {
   readonly #sweepIntervalMs: number;
   readonly #gate: DeviceGate | undefined;
   readonly #node: string | undefined;
+  /** Connected devices heard from again within a second of their last write: written together, later. */
+  readonly #seen: SeenWrites;
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<void> | undefined;
 
@@ -66,6 +69,7 @@ export class DevicePresence {
     this.#sweepIntervalMs = options.sweepIntervalMs ?? 5000;
     this.#gate = options.gate;
     this.#node = options.node;
+    this.#seen = new SeenWrites((endpointId, change) => store.setPresence(endpointId, change), options.logger);
   }
 
   /** True while a Super-Admin has the account suspended: its devices are refused. */
@@ -131,6 +135,7 @@ export class DevicePresence {
 
   /** Another device now uses the device's address (SPEC: remoteAddr unset when re-used): nothing more is sent to it there. */
   async addressReused(endpoint: Endpoint): Promise<void> {
+    this.#seen.forget(endpoint.id);
     await this.#store.forgetHeardFrom(endpoint.id);
     await this.#patchDetails(endpoint, { remoteAddr: null });
   }
@@ -169,7 +174,9 @@ export class DevicePresence {
   /** The device went away (closed its connection, de-registered, went silent): `unavailable` and `on-disconnect`. */
   async disconnected(endpoint: Endpoint, protocol: ServiceType, reason: string): Promise<void> {
     const lastSeenAt = endpoint.lastSeenAt ?? new Date().toISOString();
-    await this.#store.setPresence(endpoint.id, { state: 'unavailable', lastSeenAt, missingAfter: null });
+    const change = { state: 'unavailable', lastSeenAt, missingAfter: null } as const;
+    this.#seen.writing(endpoint.id, change, undefined, Date.now());
+    await this.#store.setPresence(endpoint.id, change);
     await this.emit({ ...endpoint, state: 'unavailable' }, 'on-disconnect', { protocol, reason });
   }
 
@@ -217,10 +224,13 @@ export class DevicePresence {
     clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#sweeping;
+    await this.#seen.flush();
   }
 
   /** Marks every connected endpoint silent past its deadline `unavailable` (`on-disconnect`, reason `missing`). */
   async sweep(now = new Date()): Promise<number> {
+    // Deadlines still waiting to be written first: a device heard from a moment ago is not missing.
+    await this.#seen.flush();
     let total = 0;
     for (;;) {
       const missing = await this.#store.listMissing(now.toISOString(), 200);
@@ -249,7 +259,11 @@ export class DevicePresence {
     const lastSeenAt = new Date(now).toISOString();
     const missingAfter = silence === undefined ? null : new Date(now + silence * 1000).toISOString();
     const heardFrom: HeardFrom | undefined = contact?.remoteAddr === undefined ? undefined : { protocol: contact.protocol, remoteAddr: contact.remoteAddr, node: this.#node };
-    const statusDetails = await this.#store.setPresence(endpoint.id, { state: 'connected', lastSeenAt, missingAfter, heardFrom, details });
+    const hasDetails = details !== undefined && Object.keys(details).length > 0;
+    const change: PresenceChange = { state: 'connected', lastSeenAt, missingAfter, heardFrom, ...(hasDetails ? { details } : {}) };
+    if (endpoint.state === 'connected' && !hasDetails && this.#seen.defer(endpoint.id, change, silence, now)) return { ...endpoint, lastSeenAt };
+    this.#seen.writing(endpoint.id, change, silence, now);
+    const statusDetails = await this.#store.setPresence(endpoint.id, change);
     return { ...endpoint, state: 'connected', lastSeenAt, ...(statusDetails ? { statusDetails, updatedAt: lastSeenAt } : {}) };
   }
 

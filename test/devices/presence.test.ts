@@ -69,6 +69,49 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await historyTypes(service, tenantA.token, created.id), ['on-disconnect']);
     });
 
+    describe('a connected device heard from again within a second', () => {
+      const contact = { protocol: 'mqtt', remoteAddr: '127.0.0.1:50001' } as const;
+      const read = async (id: string) => (await service.request('GET', `/endpoints/${id}`, { token: tenantA.token })).body;
+      /** The device connected (written), then heard from again 200 ms later (waits): both endpoints as returned. */
+      async function heardTwice(key: string, statusDetails: Record<string, unknown> = {}) {
+        const created = await createEndpoint(service, tenantA.token, { key, serviceId: mqttA, statusDetails });
+        const presence = service.bridge.presence;
+        const [device] = await presence.findDevices('mqtt', key);
+        assert.ok(device);
+        const first = await presence.heard(device, contact);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const second = await presence.heard(first, contact);
+        assert.ok(Date.parse(second.lastSeenAt!) > Date.parse(first.lastSeenAt!));
+        return { id: created.id, first, second };
+      }
+
+      it('is written once, within the interval, with the newest time', async () => {
+        const { id, first, second } = await heardTwice('chatty-1');
+        assert.equal((await read(id)).lastSeenAt, first.lastSeenAt, 'the second time waits');
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        assert.equal((await read(id)).lastSeenAt, second.lastSeenAt, 'then it is written');
+      });
+
+      it('a sweep writes the newer deadline first: the device is not missing by the older one', async () => {
+        const { id, second } = await heardTwice('chatty-2', { secondsBeforeMissing: 2 });
+        // Past the first message's deadline, before the second's.
+        assert.equal(await service.bridge.presence.sweep(new Date(Date.parse(second.lastSeenAt!) + 1900)), 0);
+        assert.equal((await read(id)).state, 'connected');
+        assert.equal((await read(id)).lastSeenAt, second.lastSeenAt);
+      });
+
+      it('going away or losing the address is written at once, and what waited does not undo it', async () => {
+        const presence = service.bridge.presence;
+        const gone = await heardTwice('chatty-3');
+        await presence.disconnected(gone.second, 'mqtt', 'connection closed');
+        const reused = await heardTwice('chatty-4');
+        await presence.addressReused(reused.second);
+        await presence.sweep();
+        assert.equal((await read(gone.id)).state, 'unavailable');
+        await assert.rejects(presence.addressOf(reused.second, ['mqtt']), (error: { code?: string }) => error.code === 'IOTB_DEVICE_ADDRESS_UNKNOWN');
+      });
+    });
+
     it('provisions an unknown device into the service account, with on-create', async () => {
       const presence = service.bridge.presence;
       const serviceB = await service.bridge.domain.services.get(await service.bridge.domain.accounts.platformScope(tenantB.accountId, 'test'), mqttB);
