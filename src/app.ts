@@ -205,7 +205,7 @@ export class IotBridge {
       mail: config.smtpUrl ? async (message) => void (await mailer.send(message)) : undefined,
       onDeliveryFailure: (what, error) => logger.warn({ err: error }, `${what} not delivered`),
       },
-      { replies: shared?.replies },
+      { replies: shared?.replies, clustered },
     );
     this.#domain = domain;
     // A cluster's nodes forget what another changed: triggers, services, revoked tokens.

@@ -12,7 +12,7 @@ export const PSK_MIN_BYTES = 16;
 export const PSK_MAX_BYTES = 64;
 /** PSK identities: at most 128 bytes of UTF-8 (RFC 4279 5.1 allows 2^16, devices store far less). */
 export const PSK_IDENTITY_MAX_BYTES = 128;
-/** How long `of()` trusts what it read, and how many endpoints it remembers. */
+/** How long `of()` trusts what it read when other processes change settings too (a cluster), and how many endpoints it remembers. */
 const OF_CACHE_MS = 5000;
 const OF_CACHE_SIZE = 50_000;
 
@@ -55,15 +55,20 @@ export class DeviceSecurity {
   readonly #store: DeviceSecurityStore;
   readonly #endpoints: Endpoints;
   /**
-   * `of()` answers every CoAP request and Register: a short-lived cache keeps a store read off that path.
-   * Changes made in this process drop their entry at once; another process's within OF_CACHE_MS.
+   * `of()` answers every CoAP request and Register: a cache keeps a store read off that path (a Register of a
+   * device seen minutes ago read the store every time). Changes made in this process drop their entry at once;
+   * where other processes change settings too (a cluster), what was read is trusted for OF_CACHE_MS only.
    */
   readonly #recent = lruCache<string, { readonly at: number; readonly security: StoredSecurity | undefined }>(OF_CACHE_SIZE);
+  readonly #trustMs: number;
+  /** Counts changes made here: a read that a change overtook is not cached (it may be the value before it). */
+  #changes = 0;
   readonly #changed: ((endpointId: string, previous: StoredSecurity | undefined) => void)[] = [];
 
-  constructor(store: DeviceSecurityStore, endpoints: Endpoints) {
+  constructor(store: DeviceSecurityStore, endpoints: Endpoints, options: { readonly changedElsewhere?: boolean } = {}) {
     this.#store = store;
     this.#endpoints = endpoints;
+    this.#trustMs = options.changedElsewhere ? OF_CACHE_MS : Number.POSITIVE_INFINITY;
   }
 
   async put(scope: Scope, ref: string, input: SecurityInput): Promise<SecurityView> {
@@ -73,8 +78,8 @@ export class DeviceSecurity {
       input.mode === 'psk'
         ? { endpointId: endpoint.id, accountId: endpoint.accountId, mode: 'psk', pskIdentity: checkIdentity(input.identity), pskKey: parseKey(input.key).toString('hex'), updatedAt: new Date().toISOString() }
         : { endpointId: endpoint.id, accountId: endpoint.accountId, mode: 'x509', updatedAt: new Date().toISOString() };
-    if (!(await this.#store.put(security))) throw new AppError('IOTB_PSK_IDENTITY_IN_USE');
-    this.#recent.delete(endpoint.id);
+    const stored = await this.#changing(endpoint.id, () => this.#store.put(security));
+    if (!stored) throw new AppError('IOTB_PSK_IDENTITY_IN_USE');
     for (const listener of this.#changed) listener(endpoint.id, previous);
     return view(security);
   }
@@ -89,8 +94,7 @@ export class DeviceSecurity {
   async remove(scope: Scope, ref: string): Promise<void> {
     const endpoint = await this.#endpoints.get(scope, ref);
     const previous = await this.#store.get(endpoint.id);
-    if (!(await this.#store.remove(endpoint.id))) throw new AppError('IOTB_SECURITY_NOT_FOUND');
-    this.#recent.delete(endpoint.id);
+    if (!(await this.#changing(endpoint.id, () => this.#store.remove(endpoint.id)))) throw new AppError('IOTB_SECURITY_NOT_FOUND');
     for (const listener of this.#changed) listener(endpoint.id, previous);
   }
 
@@ -103,9 +107,11 @@ export class DeviceSecurity {
   async of(endpoint: Pick<Endpoint, 'id'>): Promise<StoredSecurity | undefined> {
     const now = Date.now();
     const cached = this.#recent.get(endpoint.id);
-    if (cached && now - cached.at < OF_CACHE_MS) return cached.security;
+    if (cached && now - cached.at < this.#trustMs) return cached.security;
+    const changes = this.#changes;
     const security = await this.#store.get(endpoint.id);
-    this.#recent.set(endpoint.id, { at: now, security });
+    // A change began meanwhile: this read may be from before it, and would then be trusted until the next change.
+    if (changes === this.#changes) this.#recent.set(endpoint.id, { at: now, security });
     return security;
   }
 
@@ -114,6 +120,20 @@ export class DeviceSecurity {
     const stored = await this.#store.byPskIdentity(identity);
     if (!stored?.pskKey) return undefined;
     return { key: Buffer.from(stored.pskKey, 'hex'), endpointId: stored.endpointId, accountId: stored.accountId };
+  }
+
+  /**
+   * Runs a write of the endpoint's settings. Counted as it starts and as it ends, so that no `of()` read that
+   * overlapped it is cached (on PostgreSQL a read may run on another connection and answer after the write ends).
+   */
+  async #changing<T>(endpointId: string, write: () => Promise<T>): Promise<T> {
+    this.#changes++;
+    try {
+      return await write();
+    } finally {
+      this.#changes++;
+      this.#recent.delete(endpointId);
+    }
   }
 
   /** Called when an endpoint's security changes or goes (the DTLS server forgets its sessions). */

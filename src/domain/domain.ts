@@ -133,6 +133,8 @@ const NO_OUTBOUND: DomainOutbound = {
 /** State the nodes of a cluster share (docs/cluster.md); what is left out stays in this process. */
 export interface DomainShared {
   readonly replies?: Replies | undefined;
+  /** Other nodes change stored settings too: caches without change notices trust what they read briefly only. */
+  readonly clustered?: boolean | undefined;
 }
 
 export function createDomain(stores: DomainStores, bus: EventBus, options: DomainOptions, outbound: DomainOutbound = NO_OUTBOUND, shared: DomainShared = {}): Domain {
@@ -143,7 +145,7 @@ export function createDomain(stores: DomainStores, bus: EventBus, options: Domai
   const endpoints = new Endpoints(stores.endpoints, services);
   const credentials = new DeviceCredentials(stores.endpoints, endpoints, { minPasswordLength: options.devicePasswordMinLength, maxWaitMs: options.devicePasswordMaxWaitMs });
   const provisioning = new EndpointProvisioning(endpoints, credentials);
-  const security = new DeviceSecurity(stores.deviceSecurity, endpoints);
+  const security = new DeviceSecurity(stores.deviceSecurity, endpoints, { changedElsewhere: shared.clustered });
   const files = new Files(stores.files);
   const fileLinks = new FileLinks(stores.fileLinks, files);
   const replies = shared.replies ?? new LocalReplies();

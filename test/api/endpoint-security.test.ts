@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, createEndpoint, createService, type TestAccount } from '../helpers/fixtures.js';
 import { DIALECTS, startService, type TestService } from '../helpers/service.js';
+import { DeviceSecurity, type DeviceSecurityStore } from '../../src/domain/device-security.js';
+import { openDatabase } from '../../src/store/database.js';
+import { SqlDeviceSecurityStore } from '../../src/store/device-security-store.js';
 
 const KEY_HEX = '000102030405060708090a0b0c0d0e0f';
 
@@ -41,6 +44,56 @@ for (const dialect of DIALECTS) {
       assert.equal((await service.request('DELETE', `/endpoints/${endpoint.id}/security`, { token: tenant.token })).status, 204);
       const gone = await service.request('GET', `/endpoints/${endpoint.id}/security`, { token: tenant.token });
       assert.deepEqual([gone.status, gone.body.error.code], [404, 'IOTB_SECURITY_NOT_FOUND']);
+    });
+
+    it('what the protocol servers read (of): once per endpoint, every change seen at once, no read a change overtook kept', async () => {
+      const endpoint = { id: (await createEndpoint(service, tenant.token, { key: 'sec-of', serviceId })).id as string };
+      const scope = await service.bridge.domain.accounts.platformScope(tenant.accountId, 'test');
+      const database = openDatabase(service.bridge.config);
+      try {
+        // The real store, its reads counted; the next read can be held after it read, until released.
+        const real = new SqlDeviceSecurityStore(database.db);
+        let reads = 0;
+        let holdNext: Promise<void> | undefined;
+        const store = new Proxy(real, {
+          get(target, name) {
+            if (name === 'get') {
+              return async (endpointId: string) => {
+                reads++;
+                const hold = holdNext;
+                holdNext = undefined;
+                const found = await target.get(endpointId);
+                await hold;
+                return found;
+              };
+            }
+            const value: unknown = Reflect.get(target, name);
+            return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+          },
+        }) as DeviceSecurityStore;
+        const security = new DeviceSecurity(store, service.bridge.domain.endpoints);
+
+        for (let i = 0; i < 3; i++) assert.equal(await security.of(endpoint), undefined);
+        assert.equal(reads, 1, 'one read for three look-ups');
+        await security.put(scope, endpoint.id, { mode: 'x509' });
+        assert.equal((await security.of(endpoint))?.mode, 'x509', 'a change is seen at once');
+        const afterPut = reads;
+        assert.equal((await security.of(endpoint))?.mode, 'x509');
+        assert.equal(reads, afterPut, 'and read once');
+
+        // A read that started before a removal and answers after it must not be kept as the current value.
+        await security.put(scope, endpoint.id, { mode: 'psk', identity: 'sec-of', key: KEY_HEX });
+        let release!: () => void;
+        holdNext = new Promise<void>((resolve) => (release = resolve));
+        const overtaken = security.of(endpoint);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await security.remove(scope, endpoint.id);
+        release();
+        assert.equal((await overtaken)?.mode, 'psk', 'the overtaken read answers what it read');
+        assert.equal(await security.of(endpoint), undefined, 'but is not kept');
+      } finally {
+        await database.close();
+      }
     });
 
     it('bad bodies get 400; an identity of another endpoint (any account) 409; another account 404', async () => {
