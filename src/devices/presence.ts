@@ -108,7 +108,8 @@ export class DevicePresence {
     const details: Record<string, string | number> = {};
     if (contact.remoteAddr !== undefined) details.remoteAddr = contact.remoteAddr;
     if (contact.lifetimeSeconds !== undefined) details.lifetime = contact.lifetimeSeconds;
-    return this.#connectedNow(endpoint, contact, { protocol: contact.protocol, ...details, ...data }, details);
+    // Only what differs is written: a device registering again from where it was costs no status-details patch.
+    return this.#connectedNow(endpoint, contact, { protocol: contact.protocol, ...details, ...data }, changedDetails(endpoint, details));
   }
 
   /** The device was heard from (a message, a keep-alive): it stays connected; no event. */
@@ -165,7 +166,7 @@ export class DevicePresence {
    */
   async heard(endpoint: Endpoint, contact: DeviceContact, details: Record<string, string> = {}): Promise<Endpoint> {
     const wanted: Record<string, string> = contact.remoteAddr === undefined ? details : { ...details, remoteAddr: contact.remoteAddr };
-    const changed = Object.fromEntries(Object.entries(wanted).filter(([name, value]) => endpoint.statusDetails[name] !== value));
+    const changed = changedDetails(endpoint, wanted);
     if (endpoint.state === 'connected') return this.#record(endpoint, contact.lifetimeSeconds ?? lifetimeOf(endpoint), contact, changed);
     const address = contact.remoteAddr === undefined ? {} : { remoteAddr: contact.remoteAddr };
     return this.#connectedNow(endpoint, contact, { protocol: contact.protocol, ...address }, changed);
@@ -273,6 +274,11 @@ export class DevicePresence {
     const statusDetails = await this.#store.mergeStatusDetails(endpoint.id, details, updatedAt);
     return statusDetails === undefined ? endpoint : { ...endpoint, statusDetails, updatedAt };
   }
+}
+
+/** The details whose values the endpoint does not hold already. */
+function changedDetails(endpoint: Endpoint, wanted: Record<string, string | number>): Record<string, string | number> {
+  return Object.fromEntries(Object.entries(wanted).filter(([name, value]) => endpoint.statusDetails[name] !== value));
 }
 
 function lifetimeOf(endpoint: Endpoint): number | undefined {
