@@ -63,10 +63,10 @@ const SLASH = 0x2f;
 
 /** Whether every topic `filter` matches lies in the space, so subscribing cannot reach another device. */
 export function maySubscribe(space: TopicSpace, filter: string): boolean {
-  return covers(space, filter.split('/'), true);
+  return covers(space, filter.split('/'));
 }
 
-function covers(space: TopicSpace, levels: string[], wildcards: boolean): boolean {
+function covers(space: TopicSpace, levels: string[]): boolean {
   const { prefix, subtree } = space;
   // Each prefix level must be matched literally: a `+` or `#` there would match other devices' levels.
   for (let index = 0; index < prefix.length; index++) {
@@ -74,7 +74,6 @@ function covers(space: TopicSpace, levels: string[], wildcards: boolean): boolea
   }
   if (levels.length === prefix.length) return true;
   if (!subtree) return false;
-  if (!wildcards) return true;
   // Below the prefix anything goes, provided a `#` is last (malformed filters are the broker's to refuse).
   const rest = levels.slice(prefix.length);
   return rest.every((level, index) => level !== '#' || index === rest.length - 1);
