@@ -399,7 +399,7 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
       answered.map((ref) => `, ${micros(cpuOf(ref).micros())} ${ref.reference.name}${cpuRatio(bridgeValue, cpuOf(ref).micros())}`).join('');
     console.log(
       `CPU per message, measured saturated rounds: PUBACK ${micros(bridgeAckCpu.micros())} the service${referencesCpu(bridgeAckCpu.micros(), (ref) => ref.cpuAck)}` +
-        ` (with a subscriber${referencesCpu(bridgeAckCpu.micros(), (ref) => ref.cpuAckDelivering).slice(1)}); ` +
+        `${answered.length > 0 ? ` (with a subscriber${referencesCpu(bridgeAckCpu.micros(), (ref) => ref.cpuAckDelivering).slice(1)})` : ''}; ` +
         `finished ${micros(bridgeFinishedCpu.micros())} the service with its script workers${referencesCpu(bridgeFinishedCpu.micros(), (ref) => ref.cpuFinished)}`,
     );
     console.log(`trigger executions recorded: ${executions} of ${triggered} expected, ${failed.total as number} failed; set-up ${setupSeconds.toFixed(1)} s (passwords ${passwordSeconds.toFixed(1)} s, log-ins ${loginSeconds.toFixed(1)} s), measuring ${measureSeconds.toFixed(1)} s`);
