@@ -50,7 +50,7 @@ import { batched, closingAll, connect, CpuPerMessage, duplicateFinishes, FINISH_
 import type { ServiceMessage } from './mqtt-service.js';
 import { startBareAedes, type BareAedes } from './reference/aedes.js';
 import { postgresDatabase, POSTGRES_URL } from './reference/postgres.js';
-import { childrenCpuSecondsOf, cpuSecondsOf, serviceNodeArgs, temporaryDirectory, watchdog } from './reference/processes.js';
+import { childrenCpuSecondsOf, cpuSecondsOf, serverCpuSecondsOf, serviceNodeArgs, temporaryDirectory, watchdog } from './reference/processes.js';
 import { startMosquitto, type Mosquitto } from './reference/mosquitto.js';
 
 const DEVICES = Number(process.env.BENCH_MQTT_DEVICES ?? 100);
@@ -325,6 +325,10 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
     };
     const bridgeAckCpu = new CpuPerMessage(serviceCpu);
     const bridgeFinishedCpu = new CpuPerMessage(serviceAndWorkersCpu);
+    // PostgreSQL's share of the work, when it runs on this machine (the bench's own database is its only load).
+    const databaseCpu = () => (dialect.databaseUrl ? serverCpuSecondsOf('postgres') : undefined);
+    const databaseAckCpu = new CpuPerMessage(databaseCpu);
+    const databaseFinishedCpu = new CpuPerMessage(databaseCpu);
 
     const measureStarted = performance.now();
     // Phase 1: publish → PUBACK, trigger disabled. Each reference's rounds (nobody subscribed; its subscriber
@@ -338,7 +342,7 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
       for (const ref of refs) {
         push(ref.ackDelivering, (await onReference(ref, 'puback-delivering', (t) => ref.cpuAckDelivering.measure(MESSAGES, () => saturated(t, tag(), true, true))))?.acked);
       }
-      bridgeAck.push((await bridgeAckCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true))).acked);
+      bridgeAck.push((await databaseAckCpu.measure(MESSAGES, () => bridgeAckCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true)))).acked);
     }
     // Phase 2: publish → finished (trigger / subscriber), saturated and paced.
     await setTrigger(true);
@@ -347,7 +351,7 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
     let triggered = MESSAGES;
     for (let r = 0; r < RUNS; r++) {
       for (const ref of refs) push(ref.finished, (await onReference(ref, 'finished', (t) => ref.cpuFinished.measure(MESSAGES, () => saturated(t, tag(), true, true, true))))?.finished);
-      bridgeFinished.push((await bridgeFinishedCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true, true))).finished);
+      bridgeFinished.push((await databaseFinishedCpu.measure(MESSAGES, () => bridgeFinishedCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true, true)))).finished);
       for (const ref of refs) push(ref.latency, await onReference(ref, 'paced', (t) => paced(t, tag())));
       bridgeLatency.push(await paced(bridgeTarget, tag()));
       triggered += MESSAGES + Math.max(1, Math.round(RATE * PACED_SECONDS));
@@ -402,6 +406,9 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
         `${answered.length > 0 ? ` (with a subscriber${referencesCpu(bridgeAckCpu.micros(), (ref) => ref.cpuAckDelivering).slice(1)})` : ''}; ` +
         `finished ${micros(bridgeFinishedCpu.micros())} the service with its script workers${referencesCpu(bridgeFinishedCpu.micros(), (ref) => ref.cpuFinished)}`,
     );
+    if (databaseAckCpu.micros() !== undefined) {
+      console.log(`CPU per message of PostgreSQL (every postgres process on this machine): PUBACK ${micros(databaseAckCpu.micros())}; finished ${micros(databaseFinishedCpu.micros())}`);
+    }
     console.log(`trigger executions recorded: ${executions} of ${triggered} expected, ${failed.total as number} failed; set-up ${setupSeconds.toFixed(1)} s (passwords ${passwordSeconds.toFixed(1)} s, log-ins ${loginSeconds.toFixed(1)} s), measuring ${measureSeconds.toFixed(1)} s`);
     const incidents = [...bridgeTarget.incidents, ...refs.flatMap((ref) => ref.target?.incidents ?? [])];
     if (incidents.length > 0) console.log(`!! ${incidents.length} connection incidents: ${incidents.slice(0, 5).join('; ')}`);

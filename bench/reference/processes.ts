@@ -287,6 +287,29 @@ export function cpuSecondsOf(pid: number | undefined): number | undefined {
   }
 }
 
+/**
+ * CPU seconds of every process whose command is `command` (a database server on this machine: PostgreSQL runs a
+ * process per connection), with what their exited children used (a backend that ended counts in its parent's).
+ */
+export function serverCpuSecondsOf(command: string): number | undefined {
+  try {
+    let seconds = 0;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== command) continue;
+        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        seconds += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100; // utime, stime, cutime, cstime
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    return seconds;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The same for a process's children whose command line contains `named` (the service's script workers), summed. */
 export function childrenCpuSecondsOf(pid: number, named: string): number | undefined {
   try {
