@@ -17,12 +17,14 @@ import { toMs } from './sql.js';
 const LAZY_MS = 10;
 
 /**
- * Events written by one INSERT at most. A statement's run has a fixed cost (the step, its reset, AUTOINCREMENT's
- * read and write of `sqlite_sequence`) that a multi-row VALUES list pays once: timed alone, 4.5–5.0 µs an event
- * one row at a time, 3.5–3.6 with 16 or more rows a statement (docs/performance.md, session 32).
+ * Rows (events, execution records) written by one INSERT at most. A statement's run has a fixed cost (the step,
+ * its reset, AUTOINCREMENT's read and write of `sqlite_sequence`) that a multi-row VALUES list pays once: timed
+ * alone, 4.5–5.0 µs an event one row at a time, 3.5–3.6 with 16 or more rows a statement (docs/performance.md,
+ * session 32).
  */
-const EVENTS_PER_INSERT = 16;
+const ROWS_PER_INSERT = 16;
 const EVENT_COLUMNS = 8;
+const EXECUTION_COLUMNS = 14;
 
 interface Pending {
   readonly work: () => unknown;
@@ -52,10 +54,9 @@ export class SqliteHotPath {
   readonly #lazy: Queue = { pending: [], scheduled: false };
   /** Executions recorded since the last lazy commit began, written by one pending write. */
   #executions: { readonly rows: Execution[]; readonly done: Promise<void> } | undefined;
-  /** `insert into events` of n rows at [n - 1], prepared at first use. */
-  readonly #insertEvents: SQLite.Statement[] = [];
+  readonly #insertEvents: MultiRowInsert;
   readonly #saveCursor: SQLite.Statement;
-  readonly #insertExecution: SQLite.Statement;
+  readonly #insertExecutions: MultiRowInsert;
   readonly #presence: SQLite.Statement;
   readonly #presenceAndDetails: SQLite.Statement;
   /** Statements of `execute`, by SQL text (a few fixed ones: its callers pass constants). */
@@ -67,9 +68,11 @@ export class SqliteHotPath {
     this.#saveCursor = sqlite.prepare(
       "insert into event_cursor (name, handled_through) values ('bus', ?) on conflict (name) do update set handled_through = max(handled_through, excluded.handled_through)",
     );
-    this.#insertExecution = sqlite.prepare(
-      'insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)' +
-        ' values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    this.#insertEvents = new MultiRowInsert(sqlite, 'insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data)', EVENT_COLUMNS);
+    this.#insertExecutions = new MultiRowInsert(
+      sqlite,
+      'insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)',
+      EXECUTION_COLUMNS,
     );
     // Heard-from is replaced only when the protocol knows it (both or neither).
     const presence = 'update endpoints set state = ?, last_seen_at = ?, missing_after = ?, heard_protocol = coalesce(?, heard_protocol), heard_addr = coalesce(?, heard_addr)';
@@ -113,8 +116,8 @@ export class SqliteHotPath {
   accept(events: readonly Event[]): Promise<number[]> {
     return this.#write(() => {
       const seqs = new Array<number>(events.length);
-      for (let start = 0; start < events.length; start += EVENTS_PER_INSERT) {
-        const count = Math.min(EVENTS_PER_INSERT, events.length - start);
+      for (let start = 0; start < events.length; start += ROWS_PER_INSERT) {
+        const count = Math.min(ROWS_PER_INSERT, events.length - start);
         const values = new Array<unknown>(count * EVENT_COLUMNS);
         for (let i = 0, v = 0; i < count; i++) {
           const event = events[start + i]!;
@@ -129,20 +132,11 @@ export class SqliteHotPath {
         }
         // AUTOINCREMENT numbers the rows of one VALUES list one after another, in its order: the last one's
         // seq gives them all (the write lock is held, so no other writer's row comes between).
-        const last = Number(this.#insertEventsOf(count).run(values).lastInsertRowid);
+        const last = this.#insertEvents.run(values);
         for (let i = 0; i < count; i++) seqs[start + i] = last - count + 1 + i;
       }
       return seqs;
     });
-  }
-
-  #insertEventsOf(count: number): SQLite.Statement {
-    const prepared = this.#insertEvents[count - 1];
-    if (prepared) return prepared;
-    const rows = Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-    const statement = this.#sqlite.prepare(`insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data) values ${rows}`);
-    this.#insertEvents[count - 1] = statement;
-    return statement;
   }
 
   saveHandledThrough(seq: number): Promise<void> {
@@ -161,19 +155,37 @@ export class SqliteHotPath {
       return this.#executions.done;
     }
     const rows = [execution];
-    const done = this.#write(() => this.#insertExecutions(rows), false);
+    const done = this.#write(() => this.#writeExecutions(rows), false);
     this.#executions = { rows, done };
     return done;
   }
 
   recordExecutions(executions: readonly Execution[]): Promise<void> {
-    return this.#write(() => this.#insertExecutions(executions), false);
+    return this.#write(() => this.#writeExecutions(executions), false);
   }
 
-  #insertExecutions(executions: readonly Execution[]): void {
-    for (const execution of executions) {
-      const row = executionRow(execution);
-      this.#insertExecution.run(row.id, row.account_id, row.trigger_id, row.event_id, row.event_type, row.started_at, row.duration_ms, row.status, row.error, row.line, row.logs, row.test, row.context, row.groups);
+  #writeExecutions(executions: readonly Execution[]): void {
+    for (let start = 0; start < executions.length; start += ROWS_PER_INSERT) {
+      const count = Math.min(ROWS_PER_INSERT, executions.length - start);
+      const values = new Array<unknown>(count * EXECUTION_COLUMNS);
+      for (let i = 0, v = 0; i < count; i++) {
+        const row = executionRow(executions[start + i]!);
+        values[v++] = row.id;
+        values[v++] = row.account_id;
+        values[v++] = row.trigger_id;
+        values[v++] = row.event_id;
+        values[v++] = row.event_type;
+        values[v++] = row.started_at;
+        values[v++] = row.duration_ms;
+        values[v++] = row.status;
+        values[v++] = row.error;
+        values[v++] = row.line;
+        values[v++] = row.logs;
+        values[v++] = row.test;
+        values[v++] = row.context;
+        values[v++] = row.groups;
+      }
+      this.#insertExecutions.run(values);
     }
   }
 
@@ -219,4 +231,29 @@ export class SqliteHotPath {
   }
 }
 
-/** Most runs add no context: its JSON is then known without serialising it. */
+/** An INSERT of one to ROWS_PER_INSERT rows, a statement for each count prepared at first use. */
+class MultiRowInsert {
+  readonly #sqlite: SQLite.Database;
+  /** `insert into <table> (<columns>)`. */
+  readonly #head: string;
+  readonly #columns: number;
+  /** The statement of n rows at [n - 1]. */
+  readonly #statements: SQLite.Statement[] = [];
+
+  constructor(sqlite: SQLite.Database, head: string, columns: number) {
+    this.#sqlite = sqlite;
+    this.#head = head;
+    this.#columns = columns;
+  }
+
+  /** Writes `values` (`columns` of them a row, at most ROWS_PER_INSERT rows); returns the last row's rowid. */
+  run(values: readonly unknown[]): number {
+    const rows = values.length / this.#columns;
+    let statement = this.#statements[rows - 1];
+    if (!statement) {
+      const row = `(${new Array<string>(this.#columns).fill('?').join(', ')})`;
+      this.#statements[rows - 1] = statement = this.#sqlite.prepare(`${this.#head} values ${new Array<string>(rows).fill(row).join(', ')}`);
+    }
+    return Number(statement.run(values).lastInsertRowid);
+  }
+}

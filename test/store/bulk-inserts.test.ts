@@ -100,22 +100,7 @@ for (const dialect of DIALECTS) {
     it('stores execution records as given, nulls and awkward logs included', async () => {
       const accountId = `acc-bulk-exec-${dialect.name}`;
       const triggerId = `trg-bulk-${dialect.name}`;
-      const executions: Execution[] = AWKWARD.map((text, i) => ({
-        id: newSortableId(),
-        accountId,
-        triggerId,
-        eventId: `ev-${i}`,
-        eventType: text || 'empty',
-        startedAt: new Date(1_700_000_000_000 + i).toISOString(),
-        durationMs: 0.25 * i,
-        status: i % 2 ? 'failed' : 'success',
-        error: i % 2 ? text : null,
-        line: i % 2 ? i : null,
-        logs: [text, `${text}!`],
-        test: i % 3 === 0,
-        context: { text, n: i },
-        groups: [text],
-      }));
+      const executions = awkwardExecutions(accountId, triggerId);
       const store = new SqlExecutionStore(database.db);
       await store.insert(executions);
       await store.insert([]);
@@ -124,5 +109,39 @@ for (const dialect of DIALECTS) {
       // Listed newest first.
       assert.deepEqual([...page.items].reverse(), executions);
     });
+
+    it('the SQLite hot path stores every execution record in order, one at a time or many, past one INSERT\'s rows', { skip: dialect.name !== 'sqlite' }, async () => {
+      const accountId = 'acc-bulk-exec-hot';
+      const triggerId = 'trg-bulk-hot';
+      // 8 awkward records a round, 5 rounds: 40 recorded one by one in one turn, then 40 at once.
+      const one = Array.from({ length: 5 }, () => awkwardExecutions(accountId, triggerId)).flat();
+      const many = Array.from({ length: 5 }, () => awkwardExecutions(accountId, triggerId)).flat();
+      const store = new SqlExecutionStore(database.db, database.hot);
+      await Promise.all(one.map((execution) => store.recordOne!(execution)));
+      await store.insert(many);
+      const page = await store.list(accountId, { triggerId }, { limit: 100, offset: 0 });
+      assert.equal(page.total, one.length + many.length);
+      assert.deepEqual([...page.items].reverse(), [...one, ...many]);
+    });
   });
+}
+
+/** One execution record per awkward text, alternately succeeded and failed. */
+function awkwardExecutions(accountId: string, triggerId: string): Execution[] {
+  return AWKWARD.map((text, i) => ({
+    id: newSortableId(),
+    accountId,
+    triggerId,
+    eventId: `ev-${i}`,
+    eventType: text || 'empty',
+    startedAt: new Date(1_700_000_000_000 + i).toISOString(),
+    durationMs: 0.25 * i,
+    status: i % 2 ? 'failed' : 'success',
+    error: i % 2 ? text : null,
+    line: i % 2 ? i : null,
+    logs: [text, `${text}!`],
+    test: i % 3 === 0,
+    context: { text, n: i },
+    groups: [text],
+  }));
 }
