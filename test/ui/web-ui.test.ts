@@ -215,7 +215,8 @@ describe('web UI in Chromium', { skip }, () => {
     await page.getByLabel('Account', { exact: true }).selectOption(tenantB);
     await eventually(pagerText, '1–3 of 3 endpoints', "the sub-account's endpoints");
     assert.deepEqual(await rowKeys(), ['tenant-b-sensor-1', 'tenant-b-sensor-2', 'tenant-b-sensor-3']);
-    assert.deepEqual(await page.locator('table[aria-label="Endpoints"] tbody tr td:nth-child(4)').allTextContents(), ['CoAP', 'CoAP', 'CoAP']);
+    // The protocol comes from the endpoint's service, read beside the page of endpoints: it may show a moment later.
+    await eventually(() => page.locator('table[aria-label="Endpoints"] tbody tr td:nth-child(4)').allTextContents(), ['CoAP', 'CoAP', 'CoAP'], "the sub-account's protocols");
     const stored = await page.evaluate<string | null>('sessionStorage.getItem("iotbridge.credentials")');
     assert.match(stored ?? '', new RegExp(`"accountId":"${tenantB}"`));
     await page.getByRole('link', { name: 'Services', exact: true }).click();
