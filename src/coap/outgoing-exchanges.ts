@@ -5,6 +5,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { fetchRemainingBlocks, sendWithBlock1, type OutgoingRequest } from './blockwise.js';
+import { CallEnd, endedWith } from './call-end.js';
 import { CoapError } from './coap-error.js';
 import type { CoapRequest, RequestOptions } from './endpoint-types.js';
 import { EMPTY_CODE, encodeMessage, isSuccess, type CoapMessage } from './message.js';
@@ -40,7 +41,8 @@ export interface ClientObservation {
 }
 
 export interface CallContext {
-  readonly signal: AbortSignal;
+  /** Ends the call early: its timeout, its caller's signal. */
+  readonly end: CallEnd;
   readonly maxMessageSize: number;
   readonly maxBodySize: number;
   dispose(): void;
@@ -101,15 +103,15 @@ export class OutgoingExchanges {
   }
 
   callContext(options: RequestOptions): CallContext {
-    const controller = new AbortController();
+    const end = new CallEnd();
     const timeout = options.timeout ?? this.#requestTimeout;
-    const timer = setTimeout(() => controller.abort(new CoapError('TIMEOUT', `no response within ${timeout} ms`)), timeout);
+    const timer = setTimeout(() => end.end(new CoapError('TIMEOUT', `no response within ${timeout} ms`)), timeout);
     const outer = options.signal;
-    const onAbort = () => controller.abort(new CoapError('ABORTED', 'request aborted'));
+    const onAbort = () => end.end(new CoapError('ABORTED', 'request aborted'));
     if (outer?.aborted) onAbort();
     else outer?.addEventListener('abort', onAbort, { once: true });
     return {
-      signal: controller.signal,
+      end,
       maxMessageSize: options.maxMessageSize ?? this.#maxMessageSize,
       maxBodySize: options.maxBodySize ?? this.#maxBodySize,
       dispose: () => {
@@ -123,7 +125,7 @@ export class OutgoingExchanges {
   async exchange(peer: Peer, request: OutgoingRequest, ctx: CallContext, observation: ClientObservation | undefined, fixedToken: Buffer | undefined): Promise<CoapMessage> {
     if (!this.#layer.running) throw new CoapError('STOPPED', 'endpoint not running');
     const key = peerKey(peer);
-    await this.#acquireSlot(key, ctx.signal);
+    await this.#acquireSlot(key, ctx.end);
     let held = true;
     const release = () => {
       if (held) {
@@ -145,7 +147,7 @@ export class OutgoingExchanges {
           throw new CoapError('TOO_LARGE', (error as Error).message);
         }
         let settled = false;
-        const onAbort = () => exchange.settle(ctx.signal.reason instanceof CoapError ? ctx.signal.reason : new CoapError('ABORTED', 'aborted'));
+        const onAbort = () => exchange.settle(endedWith(ctx.end));
         const exchange: ClientExchange = {
           kind: 'exchange',
           key,
@@ -154,7 +156,7 @@ export class OutgoingExchanges {
           settle: (result) => {
             if (settled) return;
             settled = true;
-            ctx.signal.removeEventListener('abort', onAbort);
+            ctx.end.off(onAbort);
             if (this.tokens.get(tokenKey) === exchange) this.tokens.delete(tokenKey);
             this.#layer.cancelConfirmable(midKey);
             this.#layer.nonConfirmables.delete(midKey);
@@ -175,11 +177,11 @@ export class OutgoingExchanges {
             resolve(result);
           },
         };
-        if (ctx.signal.aborted) {
+        if (ctx.end.reason) {
           onAbort();
           return;
         }
-        ctx.signal.addEventListener('abort', onAbort, { once: true });
+        ctx.end.on(onAbort);
         this.tokens.set(tokenKey, exchange);
         if (request.confirmable) {
           this.#layer.sendConfirmable(peer, midKey, datagram, {
@@ -216,8 +218,8 @@ export class OutgoingExchanges {
     exchange.settle(response);
   }
 
-  #acquireSlot(key: string, signal: AbortSignal): Promise<void> | void {
-    if (signal.aborted) throw signal.reason instanceof CoapError ? signal.reason : new CoapError('ABORTED', 'aborted');
+  #acquireSlot(key: string, end: CallEnd): Promise<void> | void {
+    if (end.reason) throw end.reason;
     let queue = this.#slots.get(key);
     if (queue === undefined) {
       queue = { active: 0, waiting: [] };
@@ -230,16 +232,16 @@ export class OutgoingExchanges {
     const q = queue;
     return new Promise((resolve, reject) => {
       const grant = () => {
-        signal.removeEventListener('abort', onAbort);
+        end.off(onAbort);
         if (this.#layer.running) resolve();
         else reject(new CoapError('STOPPED', 'endpoint stopped'));
       };
       const onAbort = () => {
         const i = q.waiting.indexOf(grant);
         if (i >= 0) q.waiting.splice(i, 1);
-        reject(signal.reason instanceof CoapError ? signal.reason : new CoapError('ABORTED', 'aborted'));
+        reject(endedWith(end));
       };
-      signal.addEventListener('abort', onAbort, { once: true });
+      end.on(onAbort);
       q.waiting.push(grant);
     });
   }

@@ -483,6 +483,31 @@ describe('CoapEndpoint as a client', () => {
     }
   });
 
+  it('a request waiting for its NSTART slot leaves the queue when aborted or timed out; the next one still gets its turn', async () => {
+    const peer = await RawPeer.open();
+    try {
+      // The first holds the only slot (a silent peer: retransmitted until it gives up, ~700 ms here).
+      const first = client.request(peer.peer, { code: Method.GET, options: uriPathOptions('/first') });
+      const controller = new AbortController();
+      const aborted = client.request(peer.peer, { code: Method.GET, options: uriPathOptions('/aborted') }, { signal: controller.signal });
+      const timedOut = client.request(peer.peer, { code: Method.GET, options: uriPathOptions('/timed-out') }, { timeout: 150 });
+      const last = client.request(peer.peer, { code: Method.GET, options: uriPathOptions('/last') });
+      setTimeout(() => controller.abort(), 20);
+      await assert.rejects(aborted, { code: 'ABORTED' });
+      await assert.rejects(timedOut, { code: 'TIMEOUT' });
+      peer.autoReply = (r) => (r.message.type === 'CON' ? { ...r.message, type: 'ACK', code: '2.05', options: [], payload: Buffer.from('ok') } : undefined);
+      // The first's retransmission is answered now (or it gives up on a slow machine); then only the last goes out.
+      await first.catch(() => undefined);
+      assert.equal((await last).payload.toString(), 'ok');
+      const paths = (await peer.drain(0)).map((r) => r.message.options.filter((o) => o.number === 11).map((o) => o.value.toString()).join('/'));
+      assert.ok(!paths.includes('aborted') && !paths.includes('timed-out'), `sent: ${paths.join(', ')}`);
+      assert.equal(paths.at(-1), 'last');
+    } finally {
+      peer.autoReply = undefined;
+      await peer.close();
+    }
+  });
+
   it('matches a separate response from a device by token and acknowledges it', async () => {
     const device = await RawPeer.open();
     try {
