@@ -53,7 +53,7 @@ import { writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findCommand, REPO_ROOT, startBridge, startChild, temporaryDirectory, watchdog, within, type Child } from './reference/processes.js';
+import { cpuSecondsOf, findCommand, REPO_ROOT, startBridge, startChild, temporaryDirectory, watchdog, within, type Child } from './reference/processes.js';
 import { Histogram, type LoadCommand, type LoadReport, type Lwm2mLoadSettings, type MqttLoadSettings, type MqttProgress } from './scale-common.js';
 
 const LWM2M_DEVICES = Number(process.env.BENCH_LWM2M_DEVICES ?? 100_000);
@@ -147,12 +147,7 @@ function memory(pid: number): { rss: number; peak: number } {
 
 /** CPU seconds (user + system, all threads) a process has used; 0 once it is gone. */
 function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
+  return cpuSecondsOf(pid) ?? 0;
 }
 
 /** The machine's CPU time so far (/proc/stat, all cores, in clock ticks): busy (user, nice, system, irq), idle, I/O wait, stolen by the VM's host. */

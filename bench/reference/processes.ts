@@ -280,11 +280,16 @@ export async function startBridge(env: Record<string, string>): Promise<{ child:
 export function cpuSecondsOf(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = statFieldsOf(pid);
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime
   } catch {
     return undefined;
   }
+}
+
+/** The fields of /proc/<pid>/stat after the command (in parentheses, which may hold spaces): [0] is the state. */
+function statFieldsOf(pid: number | string): string[] {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
 }
 
 /**
@@ -298,7 +303,7 @@ export function serverCpuSecondsOf(command: string): number | undefined {
       if (!/^\d+$/.test(pid)) continue;
       try {
         if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== command) continue;
-        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        const fields = statFieldsOf(pid);
         seconds += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100; // utime, stime, cutime, cstime
       } catch {
         // Gone meanwhile.
