@@ -243,7 +243,8 @@ function historyConditions(accountId: string, query: HistoryQuery, beforeSeq: nu
  */
 export async function insertEvents(trx: Kysely<Schema>, events: readonly Event[]): Promise<number[]> {
   if (events.length === 0) return [];
-  const rows = onPostgres(trx) ? await insertAsArrays(trx, events) : await insertAsValues(trx, events);
+  if (onPostgres(trx)) return insertAsArrays(trx, events);
+  const rows = await insertAsValues(trx, events);
   // RETURNING order is not promised for multi-row inserts: map back by id.
   const seqById = new Map(rows.map((row) => [row.id, Number(row.seq)]));
   return events.map((event) => seqById.get(event.id)!);
@@ -253,17 +254,23 @@ export async function insertEvents(trx: Kysely<Schema>, events: readonly Event[]
  * PostgreSQL: one statement of the same short text whatever the number of events, each column one array. A
  * `VALUES` list of 9 parameters a row is built, sent and parsed anew for every batch: 500 events took 31–40 µs an
  * event that way against 23–24 µs, 100 events 45–51 against 39–40 (docs/performance.md, session 28).
+ *
+ * The rows reach the insert in the events' order (`order by ord`), so each takes its seq from the sequence after the
+ * one before: the seqs returned, whatever order RETURNING gives them in, sorted are the events' in order. Only the
+ * seqs come back, no id to read and look up per row (docs/performance.md, session 34).
  */
-async function insertAsArrays(trx: Kysely<Schema>, events: readonly Event[]): Promise<{ seq: number | string; id: string }[]> {
+async function insertAsArrays(trx: Kysely<Schema>, events: readonly Event[]): Promise<number[]> {
   const column = <T>(value: (event: Event) => T) => events.map(value);
-  const result = await sql<{ seq: string; id: string }>`insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data, bus_shard)
+  const result = await sql<{ seq: string }>`insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data, bus_shard)
     select id, account_id, type, service_id, endpoint_id, endpoint_key, time, data::jsonb, bus_shard
     from unnest(${textArray(column((e) => e.id))}::text[], ${textArray(column((e) => e.accountId))}::text[], ${textArray(column((e) => e.type))}::text[],
       ${textArray(column((e) => e.serviceId))}::text[], ${textArray(column((e) => e.endpointId))}::text[], ${textArray(column((e) => e.endpointKey))}::text[],
       ${int8Array(column((e) => toMs(e.time)))}::bigint[], ${textArray(column(dataJsonOf))}::text[], ${int2Array(column(shardOf))}::smallint[])
-      as t(id, account_id, type, service_id, endpoint_id, endpoint_key, time, data, bus_shard)
-    returning seq, id`.execute(trx);
-  return result.rows;
+      with ordinality as t(id, account_id, type, service_id, endpoint_id, endpoint_key, time, data, bus_shard, ord)
+    order by ord
+    returning seq`.execute(trx);
+  const seqs = result.rows.map((row) => Number(row.seq));
+  return seqs.sort((a, b) => a - b);
 }
 
 /** SQLite: multi-row VALUES, in chunks that keep each statement under its bound-parameter limit. */

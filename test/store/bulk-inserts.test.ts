@@ -51,7 +51,24 @@ for (const dialect of DIALECTS) {
       assert.equal(seqs.length, events.length);
       for (let i = 1; i < seqs.length; i++) assert.ok(seqs[i]! > seqs[i - 1]!, `seq ${i} after seq ${i - 1}`);
       for (const [i, event] of events.entries()) assert.deepEqual(await store.get(accountId, event.id), event, `event ${i}`);
+      for (const [i, event] of events.entries()) assert.equal(await store.seqOf(accountId, event.id), seqs[i], `event ${i}'s seq`);
       assert.deepEqual(await store.accept([]), []);
+    });
+
+    it('batches accepted at once (on PostgreSQL each on its own connection, their seqs drawn interleaved) each get their own rows\' seqs', async () => {
+      const accountId = `acc-bulk-together-${dialect.name}`;
+      const batches = Array.from({ length: 6 }, (_, b) =>
+        Array.from({ length: 40 + b * 37 }, (_, i) => createEvent({ type: 'custom', accountId, endpointId: `ep-${i % 4}`, data: { b, i } })),
+      );
+      const store = new SqlEventStore(database.db);
+      const seqs = await Promise.all(batches.map((events) => store.accept(events)));
+      const rows = await database.db.selectFrom('events').select(['id', 'seq']).where('account_id', '=', accountId).execute();
+      const stored = new Map(rows.map((row) => [row.id, Number(row.seq)]));
+      assert.equal(stored.size, batches.flat().length);
+      for (const [b, events] of batches.entries()) {
+        for (let i = 1; i < events.length; i++) assert.ok(seqs[b]![i]! > seqs[b]![i - 1]!, `batch ${b}: seq ${i} after seq ${i - 1}`);
+        for (const [i, event] of events.entries()) assert.equal(seqs[b]![i], stored.get(event.id), `batch ${b}, event ${i}`);
+      }
     });
 
     it('the SQLite hot path gives each event its own row\'s seq, whatever the batch size and with batches committed together', { skip: dialect.name !== 'sqlite' }, async () => {

@@ -24,12 +24,16 @@ describe('PostgreSQL binary array parameters', { skip: postgres.skip }, () => {
   const elements = async (parameter: Buffer, type: string) =>
     (await client.query<{ v: unknown }>(`select v from unnest($1::${type}) with ordinality as t(v, n) order by n`, [parameter])).rows.map((row) => row.v);
 
-  it('text[]: every element as given, nulls included', async () => {
+  it('text[]: every element as given, nulls included, ASCII-only columns and others', async () => {
     const texts = ['say "hi", {ok}', 'back\\slash \\" end', 'NULL', '', null, 'line\nbreak\ttab', '\u{1F600} \u2028 é', undefined, '{"a":[1,2]}'];
     assert.deepEqual(await elements(textArray(texts), 'text[]'), texts.map((text) => text ?? null));
     assert.deepEqual(await elements(textArray([]), 'text[]'), []);
     // Node writes an unpaired surrogate as U+FFFD, as it would in a text parameter.
     assert.deepEqual(await elements(textArray(['a\ud800b']), 'text[]'), ['a\ufffdb']);
+    // ASCII only (framed in one Latin-1 write): lengths across each byte of the length prefix, nulls, control characters.
+    const ascii = ['', null, '\u0001\u007f', ...[1, 127, 128, 255, 256, 4095, 4096, 65_535, 65_536, 70_000].map((n) => 'a'.repeat(n - 1) + '}'), undefined, 'k.key'];
+    assert.deepEqual(await elements(textArray(ascii), 'text[]'), ascii.map((text) => text ?? null));
+    assert.deepEqual(await elements(textArray([null, undefined]), 'text[]'), [null, null]);
     const long = 'x'.repeat(100_000) + 'ü';
     assert.deepEqual(await elements(textArray([long, 'after']), 'text[]'), [long, 'after']);
   });
