@@ -9,6 +9,7 @@ import { FairSqliteDialect } from './fair-sqlite-dialect.js';
 import type { Schema } from './schema.js';
 import { SqliteHotPath } from './sqlite-hot-path.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
+import { preparingPool } from './pg-prepared.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -127,7 +128,7 @@ function openPostgres(url: string, logger: Logger | undefined): Database {
   // connection on the next query; queries in flight fail with their own error.
   pool.on('error', (error) => logger?.warn({ err: error }, 'PostgreSQL connection lost; the pool reconnects on demand'));
   const queries = queryLog();
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }), log: queries.log });
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }), log: queries.log });
   const location = redactPassword(url);
   return { db, dialect: 'postgres', location, onQuery: queries.onQuery, close: () => db.destroy() };
 }

@@ -8,6 +8,7 @@ import { fromJson, type EventsTable, type Schema } from './schema.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 import { firstSeqAtOrAfter } from './seq-bound.js';
 import { int2Array, int8Array, textArray } from './pg-binary-arrays.js';
+import { prepared } from './pg-prepared.js';
 import { deleteSeqsBelow, onPostgres, toIso, toMs } from './sql.js';
 
 /** How far out of time order events may be numbered (accepted in batches by several writers). */
@@ -88,6 +89,9 @@ export class SqlEventStore implements EventStore {
 
   async indexEndpoints(maxEvents: number): Promise<number> {
     return this.#db.transaction().execute(async (trx) => {
+      // One pass at a time (cluster nodes share the database; SQLite has one writer anyway): the row is locked
+      // until this pass's cursor is stored, so the next pass reads it and no row is inserted twice.
+      if (onPostgres(trx)) await trx.selectFrom('event_cursor').select('handled_through').where('name', '=', 'endpoint-index').forUpdate().execute();
       const cursors = await trx.selectFrom('event_cursor').select(['name', 'handled_through']).where('name', 'in', ['bus', 'endpoint-index']).execute();
       const cursor = (name: string) => Number(cursors.find((row) => row.name === name)?.handled_through ?? 0);
       const from = cursor('endpoint-index');
@@ -111,7 +115,8 @@ export class SqlEventStore implements EventStore {
             .$if(onPostgres(trx), (query) => query.orderBy('endpoint_id').orderBy('seq'))
             .$narrowType<{ endpoint_id: string }>(),
         )
-        .onConflict((oc) => oc.doNothing())
+        // No `on conflict do nothing`: no row can be there already, and checking for one first cost PostgreSQL
+        // ~3–4 µs an event (docs/performance.md, session 34).
         .execute();
       await trx
         .insertInto('event_cursor')
@@ -257,11 +262,12 @@ export async function insertEvents(trx: Kysely<Schema>, events: readonly Event[]
  *
  * The rows reach the insert in the events' order (`order by ord`), so each takes its seq from the sequence after the
  * one before: the seqs returned, whatever order RETURNING gives them in, sorted are the events' in order. Only the
- * seqs come back, no id to read and look up per row (docs/performance.md, session 34).
+ * seqs come back, no id to read and look up per row (docs/performance.md, session 34). Prepared by name: the same text
+ * every batch (src/store/pg-prepared.ts).
  */
 async function insertAsArrays(trx: Kysely<Schema>, events: readonly Event[]): Promise<number[]> {
   const column = <T>(value: (event: Event) => T) => events.map(value);
-  const result = await sql<{ seq: string }>`insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data, bus_shard)
+  const result = await sql<{ seq: string }>`${sql.raw(prepared('insert-events'))}insert into events (id, account_id, type, service_id, endpoint_id, endpoint_key, time, data, bus_shard)
     select id, account_id, type, service_id, endpoint_id, endpoint_key, time, data::jsonb, bus_shard
     from unnest(${textArray(column((e) => e.id))}::text[], ${textArray(column((e) => e.accountId))}::text[], ${textArray(column((e) => e.type))}::text[],
       ${textArray(column((e) => e.serviceId))}::text[], ${textArray(column((e) => e.endpointId))}::text[], ${textArray(column((e) => e.endpointKey))}::text[],

@@ -6,6 +6,7 @@ import type { RunStatus } from '../triggers/sandbox/protocol.js';
 import type { GlobalVariable, Trigger, TriggerStore } from '../triggers/triggers.js';
 import { fromJson, toJson, type ExecutionsTable, type Schema, type TriggersTable } from './schema.js';
 import { float4Array, int4Array, int8Array, textArray } from './pg-binary-arrays.js';
+import { prepared } from './pg-prepared.js';
 import { deleteSeqsBelow, onPostgres, pageOf, toIso, toMs } from './sql.js';
 import { executionRow } from './execution-rows.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
@@ -86,11 +87,11 @@ export class SqlExecutionStore implements ExecutionStore {
     for (let i = 0; i < executions.length; i += 500) await this.#db.insertInto('executions').values(executions.slice(i, i + 500).map(executionRow)).execute();
   }
 
-  /** PostgreSQL: one array per column (as the events: src/store/sql.ts `onPostgres`). */
+  /** PostgreSQL: one array per column (as the events: src/store/sql.ts `onPostgres`), prepared by name (src/store/pg-prepared.ts). */
   async #insertAsArrays(executions: readonly Execution[]): Promise<void> {
     const rows = executions.map(executionRow);
     const column = <K extends keyof (typeof rows)[number]>(name: K) => rows.map((row) => row[name]);
-    await sql`insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)
+    await sql`${sql.raw(prepared('insert-executions'))}insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)
       select id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs::jsonb, test, context::jsonb, groups::jsonb
       from unnest(${textArray(column('id'))}::text[], ${textArray(column('account_id'))}::text[], ${textArray(column('trigger_id'))}::text[],
         ${textArray(column('event_id'))}::text[], ${textArray(column('event_type'))}::text[], ${int8Array(column('started_at'))}::bigint[],

@@ -114,6 +114,35 @@ for (const dialect of DIALECTS) {
       assert.equal((await store.search(account.accountId, { endpointId: sensor }, 100)).length, expected().length);
     });
 
+    it('passes run at once (here and from other processes) index each event once, none failing', async () => {
+      await post(30);
+      const newest = await newestSeq();
+      await until(async () => (await cursor('bus')) >= newest, 'the bus to handle the posted events', 10_000);
+      // The index set back to before them, so there is a range to index; then four passes at once besides the
+      // service's own: on PostgreSQL from two more pools (as other nodes of a cluster), each pass a connection of
+      // its own; SQLite has one process writing, its passes one after another on its connection.
+      const from = newest - 30;
+      await other.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('event_endpoints').where('seq', '>', from).execute();
+        await trx.updateTable('event_cursor').set({ handled_through: from }).where('name', '=', 'endpoint-index').execute();
+      });
+      const third = dialect.name === 'postgres' ? openDatabase(service.bridge.config) : other;
+      try {
+        // Connections opened first, so the passes start together rather than one per connection made.
+        if (dialect.name === 'postgres') await Promise.all([other, other, third, third].map((database) => sql`select pg_sleep(0.05)`.execute(database.db)));
+        const stores = [new SqlEventStore(other.db), new SqlEventStore(other.db), new SqlEventStore(third.db), new SqlEventStore(third.db)];
+        const outcomes = await Promise.allSettled(stores.map((store) => store.indexEndpoints(100_000)));
+        assert.deepEqual(outcomes.filter((outcome) => outcome.status === 'rejected'), [], 'no pass failed');
+      } finally {
+        if (third !== other) await third.close();
+      }
+      const twice = await other.db.selectFrom('event_endpoints').select(['endpoint_id', 'seq']).groupBy(['endpoint_id', 'seq']).having((eb) => eb.fn.countAll(), '>', 1).execute();
+      assert.deepEqual(twice, [], 'no event indexed twice');
+      assert.deepEqual(await indexedSeqs(sensor), (await other.db.selectFrom('events').select('seq').where('endpoint_id', '=', sensor).orderBy('seq').execute()).map((row) => Number(row.seq)));
+      assert.ok((await cursor('endpoint-index')) >= newest);
+      assert.deepEqual((await pages(7)).flat(), expected());
+    });
+
     it('drops the index rows of events past retention', async () => {
       const newest = await newestSeq();
       await until(async () => (await cursor('endpoint-index')) >= newest, 'the index to cover the events', 10_000);
