@@ -11,12 +11,13 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 
-const NAME = /^[a-z][a-z0-9-]*$/;
-const MARKER = /^\/\* prepared ([a-z][a-z0-9-]*) \*\//;
+const NAME = '[a-z][a-z0-9-]*';
+const WHOLE_NAME = new RegExp(`^${NAME}$`);
+const MARKER = new RegExp(`^/\\* prepared (${NAME}) \\*/`);
 
 /** The start of a statement's text that has it prepared by name (`name`: lowercase words and hyphens). */
 export function prepared(name: string): string {
-  if (!NAME.test(name)) throw new Error(`not a prepared statement name: ${name}`);
+  if (!WHOLE_NAME.test(name)) throw new Error(`not a prepared statement name: ${name}`);
   return `/* prepared ${name} */ `;
 }
 
