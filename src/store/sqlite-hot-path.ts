@@ -112,7 +112,11 @@ export class SqliteHotPath {
     });
   }
 
-  /** Stores events in the history; resolves with their sequence numbers once committed. */
+  /**
+   * Stores events in the history; resolves with their sequence numbers once committed. The bus calls it once a
+   * turn, from its own `setImmediate` with the turn's events: it commits now, with the writes waiting, instead
+   * of a turn later (an immediate scheduled from an immediate runs in the next turn, ~0.3 ms under load).
+   */
   accept(events: readonly Event[]): Promise<number[]> {
     return this.#write(() => {
       const seqs = new Array<number>(events.length);
@@ -136,7 +140,7 @@ export class SqliteHotPath {
         for (let i = 0; i < count; i++) seqs[start + i] = last - count + 1 + i;
       }
       return seqs;
-    });
+    }, 'now');
   }
 
   saveHandledThrough(seq: number): Promise<void> {
@@ -189,10 +193,16 @@ export class SqliteHotPath {
     }
   }
 
-  #write<T>(work: () => T, urgent = true): Promise<T> {
+  /** `now`: committed at once with the urgent writes waiting; `true`: at the next turn; `false`: within LAZY_MS. */
+  #write<T>(work: () => T, urgent: boolean | 'now' = true): Promise<T> {
     const queue = urgent ? this.#urgent : this.#lazy;
     return new Promise<T>((resolve, reject) => {
       queue.pending.push({ work, resolve, reject });
+      if (urgent === 'now') {
+        // A flush scheduled already stays: it commits what is written after this one.
+        void this.#flush(queue);
+        return;
+      }
       if (queue.scheduled) return;
       queue.scheduled = true;
       if (urgent) setImmediate(() => void this.#flush(queue));
