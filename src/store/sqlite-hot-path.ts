@@ -43,9 +43,10 @@ interface Queue {
  * recording trigger executions. Under load these are most of the service's work, so on SQLite they skip
  * the query builder (prepared statements, bound once) and what is written meanwhile commits in ONE
  * transaction: a commit costs more than a dozen row inserts. Accepted events commit at once, with the
- * writes waiting (someone waits for them), other urgent writes at the next turn of the event loop; execution records and the handled cursor within LAZY_MS, in
- * their own transaction and in the order they were made, so the cursor never commits ahead of the records
- * of the events it covers (those events committed before they were handled).
+ * writes waiting (someone waits for them), other urgent writes at the next turn of the event loop;
+ * execution records and the handled cursor within LAZY_MS, in their own transaction and in the order they
+ * were made, so the cursor never commits ahead of the records of the events it covers (those events
+ * committed before they were handled).
  */
 export class SqliteHotPath {
   readonly #db: Kysely<Schema>;
