@@ -31,15 +31,7 @@ import { openDatabase, type Database } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sqlStores } from './store/stores.js';
 import type { Redis } from 'ioredis';
-import { openRedis } from './store/redis.js';
 import { PgBusShardStore } from './store/bus-shard-store.js';
-import { RedisBusNotifier } from './store/redis-bus-notifier.js';
-import { RedisCache } from './store/redis-cache.js';
-import { RedisChangeNotices } from './store/redis-change-notices.js';
-import { RedisMqttEmitters } from './store/redis-mqtt-emitter.js';
-import { RedisNodeCalls } from './store/redis-node-calls.js';
-import { RedisReplies } from './store/redis-replies.js';
-import { RedisSignals } from './store/redis-signals.js';
 import { VERSION } from './version.js';
 import { Registry } from 'prom-client';
 import { ScriptMetrics } from './observability/script-metrics.js';
@@ -153,17 +145,19 @@ export class IotBridge {
 
     // With Redis other processes may write the endpoints too: their rows are read from the database every time.
     const sql = sqlStores(database, { dataDir: config.dataDir, endpointCacheSize: config.redisUrl === undefined ? config.endpointCacheSize : 0 });
-    const redis = config.redisUrl === undefined ? undefined : await openRedis(config.redisUrl, logger);
-    this.#redis = redis;
+    // Loaded only with a Redis URL (store/redis-kit.ts).
+    const kit = config.redisUrl === undefined ? undefined : await import('./store/redis-kit.js');
+    const redis = kit && { kit, client: await kit.openRedis(config.redisUrl!, logger) };
+    this.#redis = redis?.client;
     // State the nodes of a cluster share (docs/cluster.md); without Redis it stays in this process.
-    const shared = redis && { replies: await RedisReplies.open(redis), signals: await RedisSignals.open(redis) };
+    const shared = redis && { replies: await redis.kit.RedisReplies.open(redis.client), signals: await redis.kit.RedisSignals.open(redis.client) };
     let closeNotifier = (): void => undefined;
     let closeNotices = (): void => undefined;
     let closeNodeCalls = (): void => undefined;
     // PostgreSQL and Redis together make this process a node of a cluster (docs/cluster.md).
     const clustered = redis !== undefined && database.dialect === 'postgres';
     // A cluster's MQTT brokers of a service hear each other's messages ("MQTT").
-    const mqttEmitters = clustered ? new RedisMqttEmitters(config.redisUrl!, logger) : undefined;
+    const mqttEmitters = clustered ? new redis.kit.RedisMqttEmitters(config.redisUrl!, logger) : undefined;
     this.#closeShared = () => {
       shared?.replies.close();
       shared?.signals.close();
@@ -186,7 +180,7 @@ export class IotBridge {
     const recordsBeforeCursor = stores.executions.recordOne ? undefined : () => domain.executions.flush();
     const busOptions = { parallelism: config.eventParallelism, maxInMemory: config.eventBacklogInMemory, beforeCursorSave: recordsBeforeCursor, logger };
     // A cluster (PostgreSQL + Redis) shares the queue in shards leased by nodes; one process runs the embedded bus.
-    const notifier = clustered ? await RedisBusNotifier.open(redis, config.nodeId, logger) : undefined;
+    const notifier = clustered ? await redis.kit.RedisBusNotifier.open(redis.client, config.nodeId, logger) : undefined;
     const bus = notifier
       ? new ClusterEventBus({ ...busOptions, node: config.nodeId, shards: new PgBusShardStore(database.db), notifier })
       : new DurableEventBus(stores.events, busOptions);
@@ -209,7 +203,7 @@ export class IotBridge {
     );
     this.#domain = domain;
     // A cluster's nodes forget what another changed: triggers, services, revoked tokens.
-    const notices = redis && (await RedisChangeNotices.open(redis, config.nodeId, logger));
+    const notices = redis && (await redis.kit.RedisChangeNotices.open(redis.client, config.nodeId, logger));
     closeNotices = () => notices?.close();
     if (notices) shareCaches({ triggers: domain.triggers, services: domain.services, tokens: domain.tokens }, notices);
     domain.logs.watch((problem, detail) => logger.warn(detail, problem));
@@ -236,7 +230,7 @@ export class IotBridge {
     const engine = new TriggerEngine({
       domain,
       runner: this.#scripts,
-      services: { cache: redis ? new RedisCache(redis) : new MemoryCache(), signals: shared?.signals ?? new LocalSignals(), queues: sql.scriptQueues,
+      services: { cache: redis ? new redis.kit.RedisCache(redis.client) : new MemoryCache(), signals: shared?.signals ?? new LocalSignals(), queues: sql.scriptQueues,
         api: internalCalls,
         mailer,
         devices: channels,
@@ -281,7 +275,7 @@ export class IotBridge {
     const cluster = mqttEmitters && notices ? { mqtt: { emitterFor: (serviceId: string) => mqttEmitters.forService(serviceId), notices }, lwm2m: { node: config.nodeId, notices, onNodeLost, leads } } : undefined;
     this.#deviceServers = deviceServers({ config, logger, domain, presence, channels, stores: sql.devices, scripts: engine, objects, bootstrapConfigs, serverCertificate, sendGuard, sendCaps, outbound, ports, cluster });
     // A cluster's device calls run on the node that heard the device ("Routing device calls").
-    const nodeCalls = clustered ? await RedisNodeCalls.open(redis, config.nodeId, logger) : undefined;
+    const nodeCalls = clustered ? await redis.kit.RedisNodeCalls.open(redis.client, config.nodeId, logger) : undefined;
     closeNodeCalls = () => nodeCalls?.close();
     if (nodeCalls) routeDeviceChannels(channels, { calls: nodeCalls, heardBy: (endpoint) => presence.heardBy(endpoint), endpointOf: (scope, ref) => domain.endpoints.get(scope, ref) });
     superAdmin.onSuspended(async (accountId) => {

@@ -2,15 +2,9 @@
 import { createReadStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
-import { IotBridge } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { createDomain } from './domain/domain.js';
+import type { createDomain } from './domain/domain.js';
 import { AppError } from './errors.js';
-import { DurableEventBus } from './events/event-bus.js';
-import { createLogger } from './logger.js';
-import { openDatabase } from './store/database.js';
-import { migrateToLatest } from './store/migrate.js';
-import { sqlStores } from './store/stores.js';
 
 const USAGE = `Usage: iotbridge [command]
 
@@ -25,8 +19,11 @@ Commands:
 Configuration comes from IOTBRIDGE_* environment variables and the optional JSON file named by
 IOTBRIDGE_CONFIG; see README.md.`;
 
+// The service's modules are loaded once the configuration was read: `--help` and a bad setting answer at once.
 async function serve(): Promise<void> {
-  const bridge = new IotBridge(loadConfig());
+  const config = loadConfig();
+  const { IotBridge } = await import('./app.js');
+  const bridge = new IotBridge(config);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -55,6 +52,14 @@ async function serve(): Promise<void> {
 /** Opens storage without servers, for the maintenance commands. */
 async function withStorage<T>(work: (domain: ReturnType<typeof createDomain>) => Promise<T>): Promise<T> {
   const config = loadConfig();
+  const [{ openDatabase }, { migrateToLatest }, { sqlStores }, { DurableEventBus }, { createLogger }, { createDomain }] = await Promise.all([
+    import('./store/database.js'),
+    import('./store/migrate.js'),
+    import('./store/stores.js'),
+    import('./events/event-bus.js'),
+    import('./logger.js'),
+    import('./domain/domain.js'),
+  ]);
   const database = openDatabase(config);
   try {
     await migrateToLatest(database);

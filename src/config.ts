@@ -47,6 +47,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`${ENV_NAMES.databaseUrl} must be a postgres:// URL (leave it unset for embedded SQLite)`);
   }
+  // nodemailer is loaded at the first message (src/triggers/mailer.ts): a URL it cannot read is refused here, at start.
+  const smtpUrl = optionalString(merged, 'smtpUrl');
+  if (smtpUrl !== undefined && !(/^smtps?:\/\//.test(smtpUrl) && URL.canParse(smtpUrl))) {
+    throw new ConfigError(`${ENV_NAMES.smtpUrl} must be an smtp:// or smtps:// URL (leave it unset to turn email off)`);
+  }
   const redisUrl = optionalString(merged, 'redisUrl');
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError(`${ENV_NAMES.redisUrl} must be a redis:// or rediss:// URL (leave it unset to keep shared state in this process)`);
@@ -119,7 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     scriptTimeoutMs: integer(merged, 'scriptTimeoutMs', 1, 600_000),
     scriptWallTimeoutMs: integer(merged, 'scriptWallTimeoutMs', 1, 3_600_000),
     scriptMemoryMb: integer(merged, 'scriptMemoryMb', 8, 4096),
-    smtpUrl: optionalString(merged, 'smtpUrl'),
+    smtpUrl,
     smtpFrom: optionalString(merged, 'smtpFrom') ?? DEFAULTS.smtpFrom,
     logLevel: optionalString(merged, 'logLevel') ?? DEFAULTS.logLevel,
     uiDir: path.resolve(optionalString(merged, 'uiDir') ?? DEFAULT_UI_DIR),

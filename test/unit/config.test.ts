@@ -45,6 +45,11 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ IOTBRIDGE_UDP_PORT: '-1' }), /IOTBRIDGE_UDP_PORT/);
     assert.throws(() => loadConfig({ IOTBRIDGE_TCP_PORT: 'x' }), /IOTBRIDGE_TCP_PORT/);
     assert.throws(() => loadConfig({ IOTBRIDGE_ADMIN_TOKEN: 'AT:short' }), /IOTBRIDGE_ADMIN_TOKEN/);
+    // nodemailer reads it only at the first message: a URL it cannot read stops the start instead.
+    for (const url of ['mail.example.com:25', 'http://mail.example.com', 'smtp://mail example.com', 'smtp://[::1']) {
+      assert.throws(() => loadConfig({ IOTBRIDGE_SMTP_URL: url }), (e: Error) => e instanceof ConfigError && /IOTBRIDGE_SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/.test(e.message), url);
+    }
+    assert.equal(loadConfig({ IOTBRIDGE_SMTP_URL: 'smtps://user:pass@127.0.0.1:465' }).smtpUrl, 'smtps://user:pass@127.0.0.1:465');
   });
 
   it('turns MQTT over TLS on only with a certificate and a key', () => {
