@@ -1,5 +1,4 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { LOCAL_NAMESPACES } from './namespaces/local/index.js';
 import type { Namespace } from './namespaces/namespace.js';
 import type { LocalNamespace } from './namespaces/local/local.js';
 
@@ -30,10 +29,11 @@ interface Doc {
  * descriptions are read from the `/** ns.fn(args) → … *\/` doc comments next to each function in the
  * namespaces' source (kept in the build: tsc keeps comments).
  */
-export function namespaceCatalog(service: readonly Namespace[], local: Readonly<Record<string, LocalNamespace>> = LOCAL_NAMESPACES): Promise<CatalogNamespace[]> {
-  if (local !== LOCAL_NAMESPACES) return build(service, local);
+export function namespaceCatalog(service: readonly Namespace[], local?: Readonly<Record<string, LocalNamespace>>): Promise<CatalogNamespace[]> {
+  if (local) return build(service, local);
   let built = cached.get(service);
-  if (!built) cached.set(service, (built = build(service, local)));
+  // The worker's own namespaces (and the codec libraries they hold, ~0.1 s to load) only when the list is asked for.
+  if (!built) cached.set(service, (built = import('./namespaces/local/index.js').then(({ LOCAL_NAMESPACES }) => build(service, LOCAL_NAMESPACES))));
   return built;
 }
 
