@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { ConfigError, loadConfig } from './config.js';
-import type { createDomain } from './domain/domain.js';
+import type { Domain } from './domain/domain.js';
 import { AppError } from './errors.js';
 
 const USAGE = `Usage: iotbridge [command]
@@ -50,7 +50,7 @@ async function serve(): Promise<void> {
 }
 
 /** Opens storage without servers, for the maintenance commands. */
-async function withStorage<T>(work: (domain: ReturnType<typeof createDomain>) => Promise<T>): Promise<T> {
+async function withStorage<T>(work: (domain: Domain) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const [{ openDatabase }, { migrateToLatest }, { sqlStores }, { DurableEventBus }, { createLogger }, { createDomain }] = await Promise.all([
     import('./store/database.js'),
@@ -74,7 +74,7 @@ async function withStorage<T>(work: (domain: ReturnType<typeof createDomain>) =>
 }
 
 /** `location import`: the same import as POST /location/services/{id}/import, from a file, in the root account or `--account`. */
-async function importLocations(domain: ReturnType<typeof createDomain>, args: string[]): Promise<void> {
+async function importLocations(domain: Domain, args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { account: { type: 'string' }, format: { type: 'string', default: 'opencellid' }, replace: { type: 'boolean', default: false } } });
   const [serviceId, file] = positionals;
   const format = values.format;
