@@ -92,6 +92,28 @@ for (const dialect of DIALECTS) {
       for (const [i, event] of all.entries()) assert.deepEqual(await store.get(accountId, event.id), event, `event ${i} read back`);
     });
 
+    it('a write of the SQLite hot path that fails does not fail the others of its commit, nor the commits after it', { skip: dialect.name !== 'sqlite' }, async () => {
+      // One transaction a turn: when a write in it throws, each is committed again on its own.
+      const hot = database.hot;
+      assert.ok(hot);
+      const accountId = 'acc-bulk-hot-failing';
+      const store = new SqlEventStore(database.db, hot);
+      const insertCursor = 'insert into event_cursor (name, handled_through) values (?, ?)';
+      const events = Array.from({ length: 3 }, (_, i) => createEvent({ type: 'custom', accountId, data: { i } }));
+      const [seqs, first, again] = await Promise.allSettled([store.accept(events), hot.execute(insertCursor, ['test-failing', 1]), hot.execute(insertCursor, ['test-failing', 2])]);
+      assert.equal(seqs.status, 'fulfilled');
+      assert.deepEqual(first, { status: 'fulfilled', value: 1 });
+      assert.equal(again.status, 'rejected');
+      assert.match(String(again.reason), /UNIQUE constraint failed/);
+      for (const event of events) assert.deepEqual(await store.get(accountId, event.id), event);
+      const cursor = await database.db.selectFrom('event_cursor').select('handled_through').where('name', '=', 'test-failing').executeTakeFirstOrThrow();
+      assert.equal(Number(cursor.handled_through), 1);
+      // The next turn's commit goes through as usual.
+      const later = createEvent({ type: 'custom', accountId, data: { later: true } });
+      assert.equal((await store.accept([later])).length, 1);
+      assert.deepEqual(await store.get(accountId, later.id), later);
+    });
+
     it('an event or a record holding NUL or an unpaired surrogate does not fail the others committed with it', async () => {
       // PostgreSQL's jsonb refuses both; the bus commits many devices' and tenants' events in one insert.
       const accountId = `acc-bulk-unstorable-${dialect.name}`;
