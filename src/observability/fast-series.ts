@@ -90,13 +90,22 @@ export class FastHistogram extends FastSeries<Distribution> {
 
   /** Observes `value` in the series `key`; `labels` are its labels (read only the first time `key` is seen). */
   observe(key: string, labels: Labels, value: number): void {
-    let series = this.series.get(key);
-    if (!series) this.series.set(key, (series = { labels, buckets: new Array<number>(this.#bounds.length + 1).fill(0), sum: 0, count: 0 }));
+    const series = this.series.get(key) ?? this.zero(key, labels);
     let bucket = 0;
     while (bucket < this.#bounds.length && value > this.#bounds[bucket]!) bucket++;
     series.buckets[bucket]!++;
     series.sum += value;
     series.count++;
+  }
+
+  /**
+   * The series `key`, at zero until observed: shown from the first scrape on, as prom-client shows a histogram without
+   * labels (so a rate of its count is defined from the start).
+   */
+  zero(key: string, labels: Labels): Distribution {
+    const series: Distribution = { labels, buckets: new Array<number>(this.#bounds.length + 1).fill(0), sum: 0, count: 0 };
+    this.series.set(key, series);
+    return series;
   }
 
   /** As prom-client's Histogram writes them: cumulative buckets up to +Inf, then sum and count. */

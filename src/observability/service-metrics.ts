@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { QueryListener } from '../store/database.js';
 import type { Execution } from '../triggers/executions.js';
 import { observeQueries } from './db-timings.js';
 import { FastCounter, FastHistogram } from './fast-series.js';
 import type { QueueDepth } from './queue-depths.js';
+
+/** The labels of a series that has none. */
+const NO_LABELS = Object.freeze({});
 
 /** Where the numbers come from: the parts of the running service the operator watches. */
 export interface MetricSources {
@@ -70,15 +73,16 @@ export class ServiceMetrics {
       },
     });
     const runs = new FastCounter({ name: 'iotbridge_trigger_runs_total', help: 'Trigger script runs, by outcome' }).register(registry);
-    const runTime = new Histogram({
+    // Observed at every run: prom-client's Histogram cost ~0.8 % of the main thread at 12k runs a second.
+    const runTime = new FastHistogram({
       name: 'iotbridge_trigger_run_duration_seconds',
       help: 'Wall time of trigger script runs',
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30],
-      registers,
-    });
+    }).register(registry);
+    runTime.zero('', NO_LABELS);
     sources.onExecution((execution) => {
       runs.inc(execution.status, { status: execution.status });
-      runTime.observe(execution.durationMs / 1000);
+      runTime.observe('', NO_LABELS, execution.durationMs / 1000);
     });
     new Gauge({
       name: 'iotbridge_devices_connected',

@@ -33,6 +33,20 @@ describe('FastCounter and FastHistogram', () => {
     assert.equal(await fast.metrics(), await reference.metrics());
   });
 
+  it('expose a histogram without labels as prom-client does, at zero before its first observation too', async () => {
+    const reference = new Registry();
+    const histogram = new Histogram({ name: 'w_run_seconds', help: 'runs', buckets: BUCKETS, registers: [reference] });
+    const fast = new Registry();
+    const fastHistogram = new FastHistogram({ name: 'w_run_seconds', help: 'runs', buckets: BUCKETS }).register(fast);
+    fastHistogram.zero('', {});
+    assert.equal(await fast.metrics(), await reference.metrics());
+    for (const [, , , seconds] of OBSERVATIONS) {
+      histogram.observe(seconds);
+      fastHistogram.observe('', {}, seconds);
+    }
+    assert.equal(await fast.metrics(), await reference.metrics());
+  });
+
   it('start again from nothing when the registry is reset', async () => {
     const registry = new Registry();
     const counter = new FastCounter({ name: 'y_total', help: 'y' }).register(registry);
