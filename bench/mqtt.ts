@@ -25,7 +25,8 @@
  * not yet finished in the saturated finished rounds (so no broker's backlog grows without bound).
  * The whole is run on SQLite, then on PostgreSQL (a database of its own on IOTBRIDGE_TEST_POSTGRES_URL's server,
  * skipped when unreachable), each with its reference rounds in the same run; the PostgreSQL figures are also given
- * as a share of SQLite's. BENCH_MQTT_DIALECTS=sqlite (or postgres) runs one.
+ * as a share of SQLite's, and, since the two halves run minutes apart on a machine whose speed moves, as the share
+ * of each against the Mosquitto of its own half. BENCH_MQTT_DIALECTS=sqlite (or postgres) runs one.
  *
  *   npm run bench:mqtt        (compiles into dist/ first and runs the compiled service, as npm start does)
  *   BENCH_MQTT_DEVICES=200 BENCH_MQTT_MESSAGES=5000 BENCH_RUNS=5 npm run bench:mqtt
@@ -157,6 +158,12 @@ interface Dialect {
 interface RunFigures {
   readonly ack: number;
   readonly finished: number;
+  /**
+   * The first reference's medians in the same run (Mosquitto's PUBACK with its subscriber, and its finished): the
+   * machine's speed while this dialect was measured. The two dialects run minutes apart, and this machine's speed
+   * moves by half within the hour, so their ratio is also given with each against its own reference.
+   */
+  readonly reference?: { readonly name: string; readonly ack: number; readonly finished: number } | undefined;
 }
 
 async function main(): Promise<void> {
@@ -195,6 +202,15 @@ async function main(): Promise<void> {
     const postgres = figures.get('PostgreSQL');
     if (sqlite && postgres) {
       console.log(`\nPostgreSQL / SQLite (target ≥ 0.8): PUBACK ${(postgres.ack / sqlite.ack).toFixed(2)}, finished ${(postgres.finished / sqlite.finished).toFixed(2)}`);
+      const [pg, lite] = [postgres.reference, sqlite.reference];
+      if (pg && lite) {
+        // Each dialect's figure as a share of the reference measured beside it, then the two shares compared.
+        const share = (ours: number, theirs: number, ourRef: number, theirRef: number) => (ours / ourRef / (theirs / theirRef)).toFixed(2);
+        console.log(
+          `PostgreSQL / SQLite, each against the ${lite.name} of its own half of the run (that reference moved PUBACK ×${(pg.ack / lite.ack).toFixed(2)}, finished ×${(pg.finished / lite.finished).toFixed(2)} between the halves): ` +
+            `PUBACK ${share(postgres.ack, sqlite.ack, pg.ack, lite.ack)}, finished ${share(postgres.finished, sqlite.finished, pg.finished, lite.finished)}`,
+        );
+      }
     }
     if (mosquitto && mosquitto.dropped() > 0) console.log(`!! Mosquitto logged ${mosquitto.dropped()} times that it dropped messages:\n${mosquitto.child.tail()}`);
   } finally {
@@ -415,7 +431,10 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
     for (const failure of referenceFailures) console.log(`!! reference round stalled: ${failure}`);
     if (duplicateFinishes() > 0) console.log(`!! ${duplicateFinishes()} messages finished twice (QoS 1 redelivery)`);
     if (executions !== triggered || (failed.total as number) > 0) process.exitCode = 1;
-    return { ack, finished };
+    const yardstick = answered[0];
+    const reference =
+      yardstick && yardstick.ackDelivering.length === RUNS && yardstick.finished.length === RUNS ? { name: yardstick.reference.name, ack: median(yardstick.ackDelivering), finished: median(yardstick.finished) } : undefined;
+    return { ack, finished, reference };
   } finally {
     closingAll();
     await Promise.all(closing.map((client) => client.endAsync(true).catch(() => undefined)));
