@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { Aedes, type AedesPublishPacket, type Client } from 'aedes';
+import mqemitter from 'mqemitter';
 import type { Logger } from 'pino';
 import type { DeviceServerContext } from '../devices/device-server.js';
 import type { Login, MqttService, Session } from './connected-device.js';
@@ -7,6 +8,7 @@ import { CONNECT_TIMEOUT_MS } from './connection-acceptor.js';
 import { MQTT_SUBSCRIBE_EVENT, MQTT_UNSUBSCRIBE_EVENT, type DeviceActivity } from './device-activity.js';
 import { DurablePersistence } from './durable-persistence.js';
 import { REASON } from './mqtt5-adapter.js';
+import { QuietEmitter } from './quiet-emitter.js';
 import type { SessionExpiry } from './session-expiry.js';
 import type { MqttSessionStore } from './session-store.js';
 import { mayPublish, maySubscribe } from './topic-space.js';
@@ -101,7 +103,8 @@ export class ServiceBrokers {
     const broker = await Aedes.createBroker({
       persistence,
       // A cluster's brokers of the service talk through Redis; the topic gains a level there, within qlobber's 100.
-      ...(cluster ? { mq: cluster.emitterFor(serviceId), maxTopicLevels: 99 } : {}),
+      // Alone, the emitter aedes would make (its default concurrency; [MQTT-4.7.1-3]), skipped when nobody listens.
+      ...(cluster ? { mq: cluster.emitterFor(serviceId), maxTopicLevels: 99 } : { mq: new QuietEmitter(mqemitter({ concurrency: 100, matchEmptyLevels: true })) }),
       connectTimeout: CONNECT_TIMEOUT_MS,
       drainTimeout: 30_000,
       // MQTT 3.1 capped client ids at 23 characters; ids here only have to match client_id parameters.
