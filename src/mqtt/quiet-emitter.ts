@@ -5,7 +5,7 @@ type Listener = Parameters<TopicEmitter['on']>[1];
 /**
  * A broker's emitter that does not look for listeners when none can match. Most device services only publish
  * telemetry and nobody subscribes: the broker's only listeners are its own, under `$SYS/…`, and yet every
- * publication had its topic split into words and walked through the matcher (~1.5 % of the service's main
+ * publication had its topic split into words and walked through the matcher (~1 % of the service's main
  * thread in bench:mqtt's finished round). A filter that starts with `$` literally matches only topics whose
  * first level is that same word, so while every filter does, a publication to a topic not starting with `$`
  * reaches nobody and is done at once.
