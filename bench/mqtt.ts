@@ -345,6 +345,13 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
     const databaseCpu = () => (dialect.databaseUrl ? serverCpuSecondsOf('postgres') : undefined);
     const databaseAckCpu = new CpuPerMessage(databaseCpu);
     const databaseFinishedCpu = new CpuPerMessage(databaseCpu);
+    // This process: the devices' clients and, in the finished rounds, the service's reports. It shares the two cores.
+    const loadCpu = () => {
+      const usage = process.cpuUsage();
+      return (usage.user + usage.system) / 1e6;
+    };
+    const loadAckCpu = new CpuPerMessage(loadCpu);
+    const loadFinishedCpu = new CpuPerMessage(loadCpu);
 
     const measureStarted = performance.now();
     // Phase 1: publish → PUBACK, trigger disabled. Each reference's rounds (nobody subscribed; its subscriber
@@ -358,7 +365,8 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
       for (const ref of refs) {
         push(ref.ackDelivering, (await onReference(ref, 'puback-delivering', (t) => ref.cpuAckDelivering.measure(MESSAGES, () => saturated(t, tag(), true, true))))?.acked);
       }
-      bridgeAck.push((await databaseAckCpu.measure(MESSAGES, () => bridgeAckCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true)))).acked);
+      const ackRound = () => bridgeAckCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true));
+      bridgeAck.push((await loadAckCpu.measure(MESSAGES, () => databaseAckCpu.measure(MESSAGES, ackRound))).acked);
     }
     // Phase 2: publish → finished (trigger / subscriber), saturated and paced.
     await setTrigger(true);
@@ -367,7 +375,8 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
     let triggered = MESSAGES;
     for (let r = 0; r < RUNS; r++) {
       for (const ref of refs) push(ref.finished, (await onReference(ref, 'finished', (t) => ref.cpuFinished.measure(MESSAGES, () => saturated(t, tag(), true, true, true))))?.finished);
-      bridgeFinished.push((await databaseFinishedCpu.measure(MESSAGES, () => bridgeFinishedCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true, true)))).finished);
+      const finishedRound = () => bridgeFinishedCpu.measure(MESSAGES, () => saturated(bridgeTarget!, tag(), true, true, true));
+      bridgeFinished.push((await loadFinishedCpu.measure(MESSAGES, () => databaseFinishedCpu.measure(MESSAGES, finishedRound))).finished);
       for (const ref of refs) push(ref.latency, await onReference(ref, 'paced', (t) => paced(t, tag())));
       bridgeLatency.push(await paced(bridgeTarget, tag()));
       triggered += MESSAGES + Math.max(1, Math.round(RATE * PACED_SECONDS));
@@ -422,6 +431,7 @@ async function run(dialect: Dialect, references: readonly Reference[]): Promise<
         `${answered.length > 0 ? ` (with a subscriber${referencesCpu(bridgeAckCpu.micros(), (ref) => ref.cpuAckDelivering).slice(1)})` : ''}; ` +
         `finished ${micros(bridgeFinishedCpu.micros())} the service with its script workers${referencesCpu(bridgeFinishedCpu.micros(), (ref) => ref.cpuFinished)}`,
     );
+    console.log(`CPU per message of the load generator (this process: the devices' clients, and the service's reports when finishing): PUBACK ${micros(loadAckCpu.micros())}; finished ${micros(loadFinishedCpu.micros())}`);
     if (databaseAckCpu.micros() !== undefined) {
       console.log(`CPU per message of PostgreSQL (every postgres process on this machine): PUBACK ${micros(databaseAckCpu.micros())}; finished ${micros(databaseFinishedCpu.micros())}`);
     }
