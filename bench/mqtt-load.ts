@@ -22,19 +22,12 @@ export const FINISH_WINDOW = Number(process.env.BENCH_MQTT_FINISH_WINDOW ?? 3);
 export const RATE = Number(process.env.BENCH_MQTT_RATE ?? 500);
 export const PACED_SECONDS = Number(process.env.BENCH_MQTT_PACED_SECONDS ?? 3);
 
-/** Set when the benchmark closes its connections: closes after that are no incidents. */
-let shuttingDown = false;
 /** Clients closed on purpose before the end. */
 const retired = new WeakSet<MqttClient>();
 /** Messages that finished twice (a QoS 1 message delivered again): reported, counted once. */
 let duplicates = 0;
 
-/** The benchmark is closing its connections: their closes are no incidents. */
-export function closingAll(): void {
-  shuttingDown = true;
-}
-
-/** `client` is closed on purpose before the end: its close is no incident. */
+/** `client` is closed on purpose (a subscriber replaced, a part of the run over): its close is no incident. */
 export function retire(client: MqttClient): void {
   retired.add(client);
 }
@@ -252,7 +245,7 @@ export async function connect(url: string, options: mqtt.IClientOptions, inciden
   const client = await mqtt.connectAsync(url, { protocolVersion: 4, clean: true, keepalive: 60, reconnectPeriod: 0, connectTimeout: 30_000, ...options });
   client.on('error', (error) => incidents.push(`${label}: error ${error.message}`));
   client.on('close', () => {
-    if (!shuttingDown && !retired.has(client)) incidents.push(`${label}: connection closed`);
+    if (!retired.has(client)) incidents.push(`${label}: connection closed`);
   });
   return client;
 }
