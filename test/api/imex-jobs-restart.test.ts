@@ -36,7 +36,9 @@ for (const dialect of DIALECTS) {
       const dry = await service.request('POST', '/imex/import?dryRun=true', { token, body: documentOf(5, 'dry') });
       assert.equal(dry.status, 200, dry.text);
 
-      const total = 10_000;
+      // Large enough to outlast the 2 s `POST /imex/import` waits before answering 202 (SQLite imports ~7,000
+      // endpoints a second on a fast day, PostgreSQL ~2,000), and to be killed halfway.
+      const total = dialect.name === 'sqlite' ? 30_000 : 10_000;
       const large = documentOf(total, 'large');
       const started = await service.request('POST', '/imex/import', { token, body: large, timeoutMs: 60_000 });
       assert.equal(started.status, 202, `a large import answers while it runs: ${started.text.slice(0, 300)}`);
@@ -67,7 +69,9 @@ for (const dialect of DIALECTS) {
         60_000,
       );
       assert.match(interrupted.error as string, /stopped while this import ran.*import the same document again/);
-      assert.ok((interrupted.processed as number) > 0 && (interrupted.processed as number) < total, `progress as last stored: ${String(interrupted.processed)}`);
+      // Bulk batches move the count in large steps: on a fast machine the kill can land after the last one was counted
+      // (a service and `total` endpoints) but before the job ended, which is an interruption all the same.
+      assert.ok((interrupted.processed as number) > 0 && (interrupted.processed as number) <= total + 1, `progress as last stored: ${String(interrupted.processed)}`);
       assert.ok(interrupted.finishedAt, 'a failed job has an end');
 
       // Another account sees neither job.
