@@ -189,6 +189,15 @@ async function part(tally: DialectTally, rounds: number): Promise<void> {
   const postgres = tally.dialect.postgres ? await postgresDatabase() : undefined;
   if (tally.dialect.postgres && !postgres) throw new Error(`PostgreSQL at ${POSTGRES_URL} went away during the run`);
   const dataDir = await temporaryDirectory('iotbridge-bench-mqtt-');
+  try {
+    await measure(tally, rounds, dataDir, postgres?.url);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+    await postgres?.drop();
+  }
+}
+
+async function measure(tally: DialectTally, rounds: number, dataDir: string, databaseUrl: string | undefined): Promise<void> {
   let bridgeTarget: Target | undefined;
   // The service in its own process; it reports its ports, the messages whose triggers finished, and at the
   // end how many warnings and errors it logged (shown on stderr as they come).
@@ -196,7 +205,7 @@ async function part(tally: DialectTally, rounds: number): Promise<void> {
   const compiled = import.meta.url.endsWith('.js');
   const service = fork(new URL(compiled ? './mqtt-service.js' : './mqtt-service.ts', import.meta.url), [], {
     execArgv: [...(compiled ? [] : ['--import', 'tsx']), ...serviceNodeArgs()],
-    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_ADMIN_TOKEN: TOKEN, ...(postgres ? { BENCH_DATABASE_URL: postgres.url } : {}) },
+    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_ADMIN_TOKEN: TOKEN, ...(databaseUrl ? { BENCH_DATABASE_URL: databaseUrl } : {}) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   tally.servicePid = service.pid;
@@ -338,8 +347,6 @@ async function part(tally: DialectTally, rounds: number): Promise<void> {
     service.send('stop');
     await serviceStopped;
     tally.servicePid = undefined;
-    await rm(dataDir, { recursive: true, force: true });
-    await postgres?.drop();
   }
 }
 
