@@ -162,6 +162,50 @@ for (const dialect of DIALECTS) {
       assert.equal(page.total, one.length + many.length);
       assert.deepEqual([...page.items].reverse(), [...one, ...many]);
     });
+
+    it('the SQLite hot path stores plain records (no error, log, context or groups; not a test) and the others in their order, mixed', { skip: dialect.name !== 'sqlite' }, async () => {
+      const accountId = 'acc-bulk-exec-plain';
+      const triggerId = 'trg-bulk-plain';
+      const plain = (i: number): Execution => ({
+        id: newSortableId(),
+        accountId,
+        triggerId,
+        eventId: `ev-plain-${i}`,
+        eventType: 'mqtt-publish',
+        startedAt: new Date(1_700_000_000_000 + i).toISOString(),
+        durationMs: 0.5,
+        status: 'success',
+        error: null,
+        line: null,
+        logs: [],
+        test: false,
+        context: {},
+        groups: [],
+      });
+      // Each one differs from a plain record in one field only.
+      const nearlyPlain = (i: number): Execution[] => [
+        { ...plain(i), status: 'failed', error: 'thrown' },
+        { ...plain(i), line: 3 },
+        { ...plain(i), logs: ['one line'] },
+        { ...plain(i), test: true },
+        { ...plain(i), context: { k: 1 } },
+        { ...plain(i), groups: ['g'] },
+      ];
+      // Runs of plain records longer and shorter than one INSERT's rows, between the others.
+      const mixed = [
+        ...Array.from({ length: 20 }, (_, i) => plain(i)),
+        ...nearlyPlain(20),
+        ...Array.from({ length: 17 }, (_, i) => plain(30 + i)),
+        ...nearlyPlain(50).flatMap((other, i) => [other, plain(60 + i)]),
+      ];
+      const store = new SqlExecutionStore(database.db, database.hot);
+      await store.insert(mixed);
+      const oneByOne = mixed.map((execution) => ({ ...execution, id: newSortableId() }));
+      await Promise.all(oneByOne.map((execution) => store.recordOne!(execution)));
+      const page = await store.list(accountId, { triggerId }, { limit: 200, offset: 0 });
+      assert.equal(page.total, mixed.length * 2);
+      assert.deepEqual([...page.items].reverse(), [...mixed, ...oneByOne]);
+    });
   });
 }
 
