@@ -31,3 +31,13 @@ function isEmpty(object: Record<string, unknown>): boolean {
   for (const _key in object) return false;
   return true;
 }
+
+/**
+ * A record with no error, line, log, context or groups, and not a test: most runs'. Its row's last six columns are
+ * constants (`null, null, '[]', 0, '{}', '[]'`), which the bulk writers put in the statement instead of binding
+ * them a row at a time (docs/performance.md, session 37).
+ */
+export function isPlainExecution(execution: Execution): boolean {
+  if (execution.error !== null || execution.line !== null || execution.logs.length > 0 || execution.test || execution.groups.length > 0) return false;
+  return isEmpty(execution.context);
+}

@@ -4,7 +4,7 @@ import type { PresenceChange } from '../domain/endpoints.js';
 import type { Event } from '../events/event.js';
 import { dataJsonOf } from '../events/event-json.js';
 import type { Execution } from '../triggers/executions.js';
-import { executionRow } from './execution-rows.js';
+import { executionRow, isPlainExecution } from './execution-rows.js';
 import type { Schema } from './schema.js';
 import { toJson } from './schema.js';
 import { toMs } from './sql.js';
@@ -182,12 +182,12 @@ export class SqliteHotPath {
     return this.#write(() => this.#writeExecutions(executions), false);
   }
 
-  /** In their order: each run of plain records (`isPlain`) or of others, ROWS_PER_INSERT rows a statement. */
+  /** In their order: each run of plain records (`isPlainExecution`) or of others, ROWS_PER_INSERT rows a statement. */
   #writeExecutions(executions: readonly Execution[]): void {
     for (let start = 0; start < executions.length; ) {
-      const plain = isPlain(executions[start]!);
+      const plain = isPlainExecution(executions[start]!);
       let count = 1;
-      while (count < ROWS_PER_INSERT && start + count < executions.length && isPlain(executions[start + count]!) === plain) count++;
+      while (count < ROWS_PER_INSERT && start + count < executions.length && isPlainExecution(executions[start + count]!) === plain) count++;
       const values = new Array<unknown>(count * (plain ? PLAIN_EXECUTION_COLUMNS : EXECUTION_COLUMNS));
       for (let i = 0, v = 0; i < count; i++) {
         const row = executionRow(executions[start + i]!);
@@ -287,11 +287,4 @@ class MultiRowInsert {
     }
     return Number(statement.run(values).lastInsertRowid);
   }
-}
-
-/** A record whose last six columns are their constants in PLAIN_EXECUTION_ROW. */
-function isPlain(execution: Execution): boolean {
-  if (execution.error !== null || execution.line !== null || execution.logs.length > 0 || execution.test || execution.groups.length > 0) return false;
-  for (const _key in execution.context) return false;
-  return true;
 }

@@ -8,7 +8,7 @@ import { fromJson, toJson, type ExecutionsTable, type Schema, type TriggersTable
 import { float4Array, int4Array, int8Array, textArray } from './pg-binary-arrays.js';
 import { prepared } from './pg-prepared.js';
 import { deleteSeqsBelow, onPostgres, pageOf, toIso, toMs } from './sql.js';
-import { executionRow } from './execution-rows.js';
+import { executionRow, isPlainExecution } from './execution-rows.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 
 export class SqlTriggerStore implements TriggerStore {
@@ -91,6 +91,16 @@ export class SqlExecutionStore implements ExecutionStore {
   async #insertAsArrays(executions: readonly Execution[]): Promise<void> {
     const rows = executions.map(executionRow);
     const column = <K extends keyof (typeof rows)[number]>(name: K) => rows.map((row) => row[name]);
+    if (executions.every(isPlainExecution)) {
+      // Most batches: the last six columns are constants, parsed once a statement rather than once a row (`jsonb`).
+      await sql`${sql.raw(prepared('insert-plain-executions'))}insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)
+        select id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, null, null, '[]'::jsonb, 0, '{}'::jsonb, '[]'::jsonb
+        from unnest(${textArray(column('id'))}::text[], ${textArray(column('account_id'))}::text[], ${textArray(column('trigger_id'))}::text[],
+          ${textArray(column('event_id'))}::text[], ${textArray(column('event_type'))}::text[], ${int8Array(column('started_at'))}::bigint[],
+          ${float4Array(column('duration_ms'))}::real[], ${textArray(column('status'))}::text[])
+          as t(id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status)`.execute(this.#db);
+      return;
+    }
     await sql`${sql.raw(prepared('insert-executions'))}insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)
       select id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs::jsonb, test, context::jsonb, groups::jsonb
       from unnest(${textArray(column('id'))}::text[], ${textArray(column('account_id'))}::text[], ${textArray(column('trigger_id'))}::text[],

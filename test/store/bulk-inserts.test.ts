@@ -163,41 +163,24 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...page.items].reverse(), [...one, ...many]);
     });
 
-    it('the SQLite hot path stores plain records (no error, log, context or groups; not a test) and the others in their order, mixed', { skip: dialect.name !== 'sqlite' }, async () => {
-      const accountId = 'acc-bulk-exec-plain';
-      const triggerId = 'trg-bulk-plain';
-      const plain = (i: number): Execution => ({
-        id: newSortableId(),
-        accountId,
-        triggerId,
-        eventId: `ev-plain-${i}`,
-        eventType: 'mqtt-publish',
-        startedAt: new Date(1_700_000_000_000 + i).toISOString(),
-        durationMs: 0.5,
-        status: 'success',
-        error: null,
-        line: null,
-        logs: [],
-        test: false,
-        context: {},
-        groups: [],
-      });
-      // Each one differs from a plain record in one field only.
-      const nearlyPlain = (i: number): Execution[] => [
-        { ...plain(i), status: 'failed', error: 'thrown' },
-        { ...plain(i), line: 3 },
-        { ...plain(i), logs: ['one line'] },
-        { ...plain(i), test: true },
-        { ...plain(i), context: { k: 1 } },
-        { ...plain(i), groups: ['g'] },
-      ];
-      // Runs of plain records longer and shorter than one INSERT's rows, between the others.
-      const mixed = [
-        ...Array.from({ length: 20 }, (_, i) => plain(i)),
-        ...nearlyPlain(20),
-        ...Array.from({ length: 17 }, (_, i) => plain(30 + i)),
-        ...nearlyPlain(50).flatMap((other, i) => [other, plain(60 + i)]),
-      ];
+    it('stores plain records (no error, log, context or groups; not a test) alone and mixed with others, as given', async () => {
+      const accountId = `acc-bulk-exec-plain-${dialect.name}`;
+      const triggerId = `trg-bulk-plain-${dialect.name}`;
+      const store = new SqlExecutionStore(database.db);
+      // On PostgreSQL a batch of plain records alone has a statement of its own.
+      const alone = Array.from({ length: 40 }, (_, i) => plainExecution(accountId, triggerId, i));
+      await store.insert(alone);
+      const mixed = mixedExecutions(accountId, triggerId);
+      await store.insert(mixed);
+      const page = await store.list(accountId, { triggerId }, { limit: 200, offset: 0 });
+      assert.equal(page.total, alone.length + mixed.length);
+      assert.deepEqual([...page.items].reverse(), [...alone, ...mixed]);
+    });
+
+    it('the SQLite hot path stores plain records and the others in their order, mixed', { skip: dialect.name !== 'sqlite' }, async () => {
+      const accountId = 'acc-bulk-exec-plain-hot';
+      const triggerId = 'trg-bulk-plain-hot';
+      const mixed = mixedExecutions(accountId, triggerId);
       const store = new SqlExecutionStore(database.db, database.hot);
       await store.insert(mixed);
       const oneByOne = mixed.map((execution) => ({ ...execution, id: newSortableId() }));
@@ -227,4 +210,43 @@ function awkwardExecutions(accountId: string, triggerId: string): Execution[] {
     context: { text, n: i },
     groups: [text],
   }));
+}
+
+/** A run's record with nothing but its outcome: no error, line, log, context or groups, not a test. */
+function plainExecution(accountId: string, triggerId: string, i: number): Execution {
+  return {
+    id: newSortableId(),
+    accountId,
+    triggerId,
+    eventId: `ev-plain-${i}`,
+    eventType: 'mqtt-publish',
+    startedAt: new Date(1_700_000_000_000 + i).toISOString(),
+    durationMs: 0.5,
+    status: 'success',
+    error: null,
+    line: null,
+    logs: [],
+    test: false,
+    context: {},
+    groups: [],
+  };
+}
+
+/** Runs of plain records longer and shorter than one INSERT's rows, between records that each differ from a plain one in one field. */
+function mixedExecutions(accountId: string, triggerId: string): Execution[] {
+  const plain = (i: number) => plainExecution(accountId, triggerId, i);
+  const nearlyPlain = (i: number): Execution[] => [
+    { ...plain(i), status: 'failed', error: 'thrown' },
+    { ...plain(i), line: 3 },
+    { ...plain(i), logs: ['one line'] },
+    { ...plain(i), test: true },
+    { ...plain(i), context: { k: 1 } },
+    { ...plain(i), groups: ['g'] },
+  ];
+  return [
+    ...Array.from({ length: 20 }, (_, i) => plain(i)),
+    ...nearlyPlain(20),
+    ...Array.from({ length: 17 }, (_, i) => plain(30 + i)),
+    ...nearlyPlain(50).flatMap((other, i) => [other, plain(60 + i)]),
+  ];
 }
