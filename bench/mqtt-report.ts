@@ -72,8 +72,9 @@ export interface DialectTally {
   serviceWarnings: number;
 }
 
-function brokerTally(read: () => number | undefined): BrokerTally {
-  return { ack: [], ackDelivering: [], finished: [], latency: [], cpuAck: new CpuPerMessage(read), cpuAckDelivering: new CpuPerMessage(read), cpuFinished: new CpuPerMessage(read) };
+/** `readFinished`: the CPU read in finished rounds, when more than `read`'s (the service's script workers). */
+function brokerTally(read: () => number | undefined, readFinished = read): BrokerTally {
+  return { ack: [], ackDelivering: [], finished: [], latency: [], cpuAck: new CpuPerMessage(read), cpuAckDelivering: new CpuPerMessage(read), cpuFinished: new CpuPerMessage(readFinished) };
 }
 
 export function dialectTally(
@@ -84,7 +85,10 @@ export function dialectTally(
   const tally: DialectTally = {
     dialect,
     servicePid: undefined,
-    bridge: { ...brokerTally(() => cpu.ofProcess(tally.servicePid)), cpuFinished: new CpuPerMessage(() => cpu.ofServiceAndWorkers(tally.servicePid)) },
+    bridge: brokerTally(
+      () => cpu.ofProcess(tally.servicePid),
+      () => cpu.ofServiceAndWorkers(tally.servicePid),
+    ),
     databaseAck: new CpuPerMessage(cpu.ofDatabase),
     databaseFinished: new CpuPerMessage(cpu.ofDatabase),
     loadAck: new CpuPerMessage(cpu.ofThisProcess),

@@ -11,6 +11,8 @@ import { deleteSeqsBelow, onPostgres, pageOf, toIso, toMs } from './sql.js';
 import { executionRow, isPlainExecution } from './execution-rows.js';
 import type { SqliteHotPath } from './sqlite-hot-path.js';
 
+const EXECUTIONS_INSERT = sql.raw('insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)');
+
 export class SqlTriggerStore implements TriggerStore {
   readonly #db: Kysely<Schema>;
 
@@ -91,23 +93,21 @@ export class SqlExecutionStore implements ExecutionStore {
   async #insertAsArrays(executions: readonly Execution[]): Promise<void> {
     const rows = executions.map(executionRow);
     const column = <K extends keyof (typeof rows)[number]>(name: K) => rows.map((row) => row[name]);
+    // Every record's columns up to its status: the same arrays in both statements.
+    const outcome = sql`${textArray(column('id'))}::text[], ${textArray(column('account_id'))}::text[], ${textArray(column('trigger_id'))}::text[],
+      ${textArray(column('event_id'))}::text[], ${textArray(column('event_type'))}::text[], ${int8Array(column('started_at'))}::bigint[],
+      ${float4Array(column('duration_ms'))}::real[], ${textArray(column('status'))}::text[]`;
     if (executions.every(isPlainExecution)) {
       // Most batches: the last six columns are constants, parsed once a statement rather than once a row (`jsonb`).
-      await sql`${sql.raw(prepared('insert-plain-executions'))}insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)
+      await sql`${sql.raw(prepared('insert-plain-executions'))}${EXECUTIONS_INSERT}
         select id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, null, null, '[]'::jsonb, 0, '{}'::jsonb, '[]'::jsonb
-        from unnest(${textArray(column('id'))}::text[], ${textArray(column('account_id'))}::text[], ${textArray(column('trigger_id'))}::text[],
-          ${textArray(column('event_id'))}::text[], ${textArray(column('event_type'))}::text[], ${int8Array(column('started_at'))}::bigint[],
-          ${float4Array(column('duration_ms'))}::real[], ${textArray(column('status'))}::text[])
-          as t(id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status)`.execute(this.#db);
+        from unnest(${outcome}) as t(id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status)`.execute(this.#db);
       return;
     }
-    await sql`${sql.raw(prepared('insert-executions'))}insert into executions (id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)
+    await sql`${sql.raw(prepared('insert-executions'))}${EXECUTIONS_INSERT}
       select id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs::jsonb, test, context::jsonb, groups::jsonb
-      from unnest(${textArray(column('id'))}::text[], ${textArray(column('account_id'))}::text[], ${textArray(column('trigger_id'))}::text[],
-        ${textArray(column('event_id'))}::text[], ${textArray(column('event_type'))}::text[], ${int8Array(column('started_at'))}::bigint[],
-        ${float4Array(column('duration_ms'))}::real[], ${textArray(column('status'))}::text[], ${textArray(column('error'))}::text[],
-        ${int4Array(column('line'))}::integer[], ${textArray(column('logs'))}::text[], ${int4Array(column('test'))}::integer[],
-        ${textArray(column('context'))}::text[], ${textArray(column('groups'))}::text[])
+      from unnest(${outcome}, ${textArray(column('error'))}::text[], ${int4Array(column('line'))}::integer[], ${textArray(column('logs'))}::text[],
+        ${int4Array(column('test'))}::integer[], ${textArray(column('context'))}::text[], ${textArray(column('groups'))}::text[])
         as t(id, account_id, trigger_id, event_id, event_type, started_at, duration_ms, status, error, line, logs, test, context, groups)`.execute(this.#db);
   }
 
