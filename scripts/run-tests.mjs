@@ -30,6 +30,10 @@ const loader = fromSource ? ['--import', 'tsx'] : ['--enable-source-maps'];
 // child process left open after its tests) fails, named, instead of holding the run until CI's time runs out;
 // the longest file takes about 3 minutes. Files still run in their own processes and must end by themselves.
 const FILE_TIMEOUT_MS = 15 * 60_000;
-const args = [...loader, '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, ...process.argv.slice(2), ...files];
+// TAP, then the failed tests named again at the very end (scripts/test-failures-reporter.mjs), unless the
+// arguments choose reporters of their own.
+const chosen = process.argv.slice(2).some((arg) => arg.startsWith('--test-reporter'));
+const reporters = chosen ? [] : ['--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=./scripts/test-failures-reporter.mjs', '--test-reporter-destination=stdout'];
+const args = [...loader, '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, ...reporters, ...process.argv.slice(2), ...files];
 const result = spawnSync(process.execPath, args, { stdio: 'inherit' });
 process.exit(result.status ?? 1);
